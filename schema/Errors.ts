@@ -1,0 +1,326 @@
+/**
+ * Every error code of the contract, one `Schema.TaggedError` each: the tag is the wire code, the HTTP status is
+ * annotated on the class. `wire(cls)` is the schema an endpoint declares with `addError`: its encoded side is the
+ * envelope `{error: {code, message, request_id, violations?}}`, so HttpApi renders it and OpenAPI documents it.
+ * The plain-text rejections of the spec's table are tagged errors too, encoded as `text/plain`.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Effect, FiberRef, ParseResult, Schema } from "effect"
+import type { SchemaAST } from "effect"
+
+/** The request id of the request being served; set once by the edge, read when an error is encoded. */
+export const CurrentRequestId = FiberRef.unsafeMake<string>("")
+
+interface ApiErrorInstance {
+  readonly _tag: string
+  readonly message: string
+}
+
+/** A class built by `ApiError`: constructible from a message, a schema of itself, with a code and status. */
+export interface ApiErrorClass<Self extends ApiErrorInstance = ApiErrorInstance> {
+  new(props: { readonly message: string }): Self
+  readonly _tag: string
+  readonly ast: SchemaAST.AST
+}
+
+const errorClass = <Self>() => <const Code extends string>(code: Code, status: number, description: string) =>
+  Schema.TaggedError<Self>()(code, { message: Schema.String }, HttpApiSchema.annotations({ status, description }))
+
+const Envelope = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.String,
+    message: Schema.String,
+    request_id: Schema.String
+  })
+})
+
+const wireCache = new WeakMap<object, Schema.Schema.Any>()
+
+/** The envelope schema of an error class (memoized, so every endpoint shares one union member per code). */
+export const wire = <Self extends ApiErrorInstance>(
+  cls: ApiErrorClass<Self>
+): Schema.Schema<Self, Schema.Schema.Encoded<typeof Envelope>> => {
+  const cached = wireCache.get(cls)
+  if (cached !== undefined) return cached as any
+  const status = HttpApiSchema.getStatusErrorAST(cls.ast)
+  const schema = Schema.transformOrFail(Envelope, Schema.typeSchema(cls as unknown as Schema.Schema<Self>), {
+    strict: true,
+    decode: (envelope) => ParseResult.succeed(new cls({ message: envelope.error.message })),
+    encode: (error: Self) =>
+      Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({
+        error: { code: error._tag, message: error.message, request_id }
+      }))
+  }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    identifier: `Error_${cls._tag}`,
+    description: `${status} ${cls._tag}`
+  })
+  wireCache.set(cls, schema)
+  return schema as any
+}
+
+// 400
+/** The body (or a runs/router query) does not match the route's schema. */
+export class InvalidBody extends errorClass<InvalidBody>()("invalid_body", 400, "Body does not match the schema") {}
+/** `Idempotency-Key` is missing on `POST /v1/runs`. */
+export class IdempotencyKeyRequired
+  extends errorClass<IdempotencyKeyRequired>()("idempotency_key_required", 400, "Idempotency-Key header missing")
+{}
+/** `Idempotency-Key` is empty, over 255 bytes, or not visible ASCII. */
+export class InvalidIdempotencyKey
+  extends errorClass<InvalidIdempotencyKey>()("invalid_idempotency_key", 400, "Idempotency-Key malformed")
+{}
+/** A verdict run's `schema` is not an acceptable JSON Schema. */
+export class InvalidVerdictSchema
+  extends errorClass<InvalidVerdictSchema>()("invalid_verdict_schema", 400, "Verdict schema rejected")
+{}
+/** The question set of a decision run is rejected. */
+export class InvalidDecisionQuestions
+  extends errorClass<InvalidDecisionQuestions>()("invalid_decision_questions", 400, "Question set rejected")
+{}
+/** `model` is neither the decision model id nor its alias. */
+export class UnknownModel extends errorClass<UnknownModel>()("unknown_model", 400, "Unknown decision model") {}
+/** A usage query parameter breaks a window or limit rule. */
+export class InvalidParameter
+  extends errorClass<InvalidParameter>()("invalid_parameter", 400, "Usage query parameter rejected")
+{}
+/** A key was requested with no scopes. */
+export class EmptyScopes extends errorClass<EmptyScopes>()("empty_scopes", 400, "Key scopes list empty") {}
+/** The router policy is not one of the four. */
+export class InvalidPolicy extends errorClass<InvalidPolicy>()("invalid_policy", 400, "Unknown router policy") {}
+/** `weights` was sent with a policy other than `balanced`. */
+export class WeightsRequireBalanced
+  extends errorClass<WeightsRequireBalanced>()("weights_require_balanced", 400, "Weights need the balanced policy")
+{}
+/** A model id in the router filters is not in the catalog. */
+export class UnknownModelId extends errorClass<UnknownModelId>()("unknown_model_id", 400, "Model id not in catalog") {}
+/** The router filters left no model. */
+export class NoEligibleModel extends errorClass<NoEligibleModel>()("no_eligible_model", 400, "No model passes the filters") {}
+/** A billing amount is outside its bounds. */
+export class InvalidAmount extends errorClass<InvalidAmount>()("invalid_amount", 400, "Amount outside its bounds") {}
+
+// 401, 402, 403
+/** No bearer credential: no `Authorization` header, another scheme or an empty token. */
+export class MissingCredentials
+  extends errorClass<MissingCredentials>()("missing_credentials", 401, "No bearer credential")
+{}
+/** The credential is malformed, unknown, revoked or expired. */
+export class InvalidCredential extends errorClass<InvalidCredential>()("invalid_credential", 401, "Credential rejected") {}
+/** Billing is on and the available credit cannot hold the run's ceiling. */
+export class InsufficientCredits
+  extends errorClass<InsufficientCredits>()("insufficient_credits", 402, "Credit cannot cover the run")
+{}
+/** The credential lacks the route's scope; the message names it. */
+export class ScopeDenied extends errorClass<ScopeDenied>()("scope_denied", 403, "Credential lacks the scope") {}
+/** A console session with no organization selected. */
+export class NoActiveOrganization
+  extends errorClass<NoActiveOrganization>()("no_active_organization", 403, "Session has no organization")
+{}
+/** A key was requested with a scope its creator does not hold; the message names it. */
+export class ScopeExceedsCreator
+  extends errorClass<ScopeExceedsCreator>()("scope_exceeds_creator", 403, "Scope not held by the creator")
+{}
+/** A key was requested to act as another user. */
+export class PrincipalIsNotTheCaller
+  extends errorClass<PrincipalIsNotTheCaller>()("principal_is_not_the_caller", 403, "Principal is another user")
+{}
+
+// 404, 409
+/** No such run in the organization. */
+export class RunNotFound extends errorClass<RunNotFound>()("run_not_found", 404, "Run not found") {}
+/** No such key in the organization. */
+export class KeyNotFound extends errorClass<KeyNotFound>()("key_not_found", 404, "Key not found") {}
+/** The idempotency key was used with a different body, or its run is not ready. */
+export class IdempotencyConflict
+  extends errorClass<IdempotencyConflict>()("idempotency_conflict", 409, "Idempotency key reused")
+{}
+/** The operation needs an active key. */
+export class KeyRevoked extends errorClass<KeyRevoked>()("key_revoked", 409, "Key is revoked") {}
+/** Auto-recharge was enabled without a saved payment method. */
+export class PaymentMethodRequired
+  extends errorClass<PaymentMethodRequired>()("payment_method_required", 409, "No saved payment method")
+{}
+
+// 413, 429
+/** The body is over 4 MiB on a large-body route. */
+export class BodyTooLarge extends errorClass<BodyTooLarge>()("body_too_large", 413, "Body over 4 MiB") {}
+/** The estimated input is over the run's limit or the model's own. */
+export class InputTooLarge extends errorClass<InputTooLarge>()("input_too_large", 413, "Input over the limit") {}
+/** The period token quota cannot cover the run; the message names the numbers compared. */
+export class OrganizationTokenQuotaExhausted extends errorClass<OrganizationTokenQuotaExhausted>()(
+  "organization_token_quota_exhausted",
+  429,
+  "Token quota for the period cannot cover the run"
+) {}
+/** The period spend quota cannot cover the run's ceiling; the message names the numbers compared. */
+export class OrganizationSpendQuotaExhausted extends errorClass<OrganizationSpendQuotaExhausted>()(
+  "organization_spend_quota_exhausted",
+  429,
+  "Spend quota for the period cannot cover the run"
+) {}
+
+// 500
+/** An unexpected failure; its cause is logged, never sent. */
+export class InternalError extends errorClass<InternalError>()("internal_error", 500, "Internal failure") {}
+
+// 503, 504
+/** No route serves the run (verdict runs today). */
+export class NoRouteAvailable extends errorClass<NoRouteAvailable>()("no_route_available", 503, "No route available") {}
+/** The model's answer could not be read as a decision. */
+export class DecisionUnavailable
+  extends errorClass<DecisionUnavailable>()("decision_unavailable", 503, "Decision could not be read")
+{}
+/** The upstream model limited the service's traffic (after retries). */
+export class ProviderRateLimited
+  extends errorClass<ProviderRateLimited>()("provider_rate_limited", 503, "Upstream rate limited")
+{}
+/** The upstream model failed with 5xx or could not be reached (after retries). */
+export class ProviderUnavailable
+  extends errorClass<ProviderUnavailable>()("provider_unavailable", 503, "Upstream unavailable")
+{}
+/** The upstream model answered with a body that could not be read. */
+export class ProviderBadResponse
+  extends errorClass<ProviderBadResponse>()("provider_bad_response", 503, "Upstream response unreadable")
+{}
+/** The verdict document broke the caller's schema. */
+export class VerdictSchemaViolation
+  extends Schema.TaggedError<VerdictSchemaViolation>()(
+    "verdict_schema_violation",
+    { message: Schema.String, violations: Schema.optional(Schema.Array(Schema.String)) },
+    HttpApiSchema.annotations({ status: 503, description: "Verdict broke the schema" })
+  )
+{}
+/** A further model call would pass the run's spend ceiling. */
+export class BudgetExhausted extends errorClass<BudgetExhausted>()("budget_exhausted", 503, "Spend ceiling reached") {}
+/** Session tokens arrived while no trust keys are configured. */
+export class AuthNotConfigured
+  extends errorClass<AuthNotConfigured>()("auth_not_configured", 503, "Console sessions not configured")
+{}
+/** The console's trust keys cannot be fetched and none are cached. */
+export class TrustKeysUnavailable
+  extends errorClass<TrustKeysUnavailable>()("trust_keys_unavailable", 503, "Trust keys unavailable")
+{}
+/** The database does not answer. */
+export class DatabaseUnavailable
+  extends errorClass<DatabaseUnavailable>()("database_unavailable", 503, "Database unavailable")
+{}
+/** A dependency the route needs is not configured. */
+export class NotConfigured extends errorClass<NotConfigured>()("not_configured", 503, "Dependency not configured") {}
+/** The run's deadline passed. */
+export class DeadlineExceeded extends errorClass<DeadlineExceeded>()("deadline_exceeded", 504, "Deadline passed") {}
+
+const ViolationsEnvelope = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.String,
+    message: Schema.String,
+    request_id: Schema.String,
+    violations: Schema.optional(Schema.Array(Schema.String))
+  })
+})
+
+/** The envelope of `verdict_schema_violation`, the one code that carries `violations`. */
+export const VerdictSchemaViolationWire = Schema.transformOrFail(
+  ViolationsEnvelope,
+  Schema.typeSchema(VerdictSchemaViolation),
+  {
+    strict: true,
+    decode: (envelope) =>
+      ParseResult.succeed(
+        new VerdictSchemaViolation({
+          message: envelope.error.message,
+          ...(envelope.error.violations === undefined ? {} : { violations: envelope.error.violations })
+        })
+      ),
+    encode: (error) =>
+      Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({
+        error: {
+          code: error._tag,
+          message: error.message,
+          request_id,
+          ...(error.violations === undefined ? {} : { violations: error.violations.slice(0, 10) })
+        }
+      }))
+  }
+).annotations({
+  ...HttpApiSchema.annotations({ status: 503 }),
+  identifier: "Error_verdict_schema_violation",
+  description: "503 verdict_schema_violation"
+})
+
+/** Every JSON error class, for the registry test and the error table in the docs. */
+export const ErrorClasses: ReadonlyArray<ApiErrorClass> = [
+  InvalidBody, IdempotencyKeyRequired, InvalidIdempotencyKey, InvalidVerdictSchema, InvalidDecisionQuestions,
+  UnknownModel, InvalidParameter, EmptyScopes, InvalidPolicy, WeightsRequireBalanced, UnknownModelId,
+  NoEligibleModel, InvalidAmount, MissingCredentials, InvalidCredential, InsufficientCredits, ScopeDenied,
+  NoActiveOrganization, ScopeExceedsCreator, PrincipalIsNotTheCaller, RunNotFound, KeyNotFound,
+  IdempotencyConflict, KeyRevoked, PaymentMethodRequired, BodyTooLarge, InputTooLarge,
+  OrganizationTokenQuotaExhausted, OrganizationSpendQuotaExhausted, InternalError, NoRouteAvailable,
+  DecisionUnavailable, ProviderRateLimited, ProviderUnavailable, ProviderBadResponse,
+  VerdictSchemaViolation as unknown as ApiErrorClass, BudgetExhausted, AuthNotConfigured, TrustKeysUnavailable,
+  DatabaseUnavailable, NotConfigured, DeadlineExceeded
+]
+
+/** The HTTP status of an error class, as annotated. */
+export const statusOf = (cls: ApiErrorClass): number => HttpApiSchema.getStatusErrorAST(cls.ast)
+
+/** An error value of any class above. */
+export type ApiError = InstanceType<(typeof ErrorClasses)[number]>
+
+/** True for a value of one of the contract's error classes. */
+export const isApiError = (u: unknown): u is ApiErrorInstance =>
+  typeof u === "object" && u !== null && ErrorClasses.some((cls) => u instanceof (cls as any))
+
+// Plain-text rejections (spec, "Plain-text rejections"): no JSON, no request_id in the body.
+
+const textClass = <Self>() => <const Tag extends string>(tag: Tag, status: number, description: string) =>
+  Schema.TaggedError<Self>()(tag, { text: Schema.String }, HttpApiSchema.annotations({ status, description }))
+
+/** Malformed JSON on a keys or billing route. */
+export class JsonSyntaxRejection
+  extends textClass<JsonSyntaxRejection>()("JsonSyntaxRejection", 400, "Failed to parse the request body as JSON")
+{}
+/** Unknown or malformed query parameter on a keys, billing or usage route. */
+export class QueryStringRejection
+  extends textClass<QueryStringRejection>()("QueryStringRejection", 400, "Failed to deserialize query string")
+{}
+/** Body over 1 MiB on a route other than the two large-body routes. */
+export class PayloadTooLargeRejection
+  extends textClass<PayloadTooLargeRejection>()("PayloadTooLargeRejection", 413, "Failed to buffer the request body")
+{}
+/** Missing or wrong content type on a keys or billing route. */
+export class UnsupportedMediaTypeRejection extends textClass<UnsupportedMediaTypeRejection>()(
+  "UnsupportedMediaTypeRejection",
+  415,
+  "Expected request with `Content-Type: application/json`"
+) {}
+/** Wrong type, missing field or unknown field on a keys or billing route. */
+export class JsonDataRejection extends textClass<JsonDataRejection>()(
+  "JsonDataRejection",
+  422,
+  "Failed to deserialize the JSON body into the target type"
+) {}
+
+interface TextRejectionInstance {
+  readonly _tag: string
+  readonly text: string
+}
+
+const textCache = new WeakMap<object, Schema.Schema.Any>()
+
+/** The `text/plain` schema of a rejection class. */
+export const wireText = <Self extends TextRejectionInstance>(
+  cls: Schema.Schema<Self, any, never> & (new(props: { readonly text: string }) => Self)
+): Schema.Schema<Self, string> => {
+  const cached = textCache.get(cls)
+  if (cached !== undefined) return cached as any
+  const status = HttpApiSchema.getStatusErrorAST(cls.ast)
+  const schema = Schema.transform(Schema.String, Schema.typeSchema(cls), {
+    strict: true,
+    decode: (text) => new cls({ text }),
+    encode: (rejection) => rejection.text
+  }).pipe(
+    HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain; charset=utf-8" })
+  ).annotations({ ...HttpApiSchema.annotations({ status }), description: `${status} plain-text rejection` })
+  textCache.set(cls, schema)
+  return schema as any
+}

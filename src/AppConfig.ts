@@ -1,0 +1,145 @@
+/**
+ * Every setting of the service, read once from the environment with effect/Config. README.md lists each with its
+ * default and meaning; keep the two in step.
+ */
+import { Config, Context, Effect, Layer, LogLevel, Option, type Redacted } from "effect"
+import { fileURLToPath } from "node:url"
+
+/** The service's settings. */
+export interface Settings {
+  readonly host: string
+  readonly port: number
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+  readonly databasePoolSize: number
+  readonly overloadMaxLagMs: number
+  readonly runsMaxInFlight: number
+  readonly corsAllowedOrigins: ReadonlyArray<string>
+  readonly otlpEndpoint: Option.Option<string>
+  readonly serviceName: string
+  readonly logLevel: LogLevel.LogLevel
+  readonly logFormat: "logfmt" | "json" | "pretty"
+  readonly consoleJwksUrl: Option.Option<string>
+  readonly consoleJwksFile: Option.Option<string>
+  readonly consoleJwtIssuer: Option.Option<string>
+  readonly consoleJwtAudience: Option.Option<string>
+  readonly decisionProvider: "local" | "openai"
+  readonly decisionProviderUrl: Option.Option<string>
+  readonly decisionProviderApiKey: Option.Option<Redacted.Redacted>
+  readonly decisionProviderModel: Option.Option<string>
+  readonly decisionProviderMaxRetries: number
+  readonly decisionProviderRetryBaseMs: number
+  readonly decisionProviderAttemptTimeoutMs: number
+  readonly decisionModelId: string
+  readonly decisionModelAlias: string
+  readonly decisionPricePerMtokMicros: number
+  readonly routerCatalogPath: string
+  readonly routerTaskTypesPath: string
+  readonly billingProvider: "local" | "stripe"
+  readonly publicBaseUrl: Option.Option<string>
+  readonly stripeSecretKey: Option.Option<Redacted.Redacted>
+  readonly stripeWebhookSecret: Option.Option<Redacted.Redacted>
+  readonly stripeApiUrl: Option.Option<string>
+  readonly localBillingSigningKey: Option.Option<Redacted.Redacted>
+}
+
+/** A data file shipped with the service (`data/`), wherever the service is installed. */
+const shippedData = (file: string) => fileURLToPath(new URL(`../data/${file}`, import.meta.url))
+
+const commaList = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map((value) => value.split(",").map((item) => item.trim()).filter((item) => item !== ""))
+  )
+
+/** The Config description of every setting, with its default. */
+export const SettingsConfig: Config.Config<Settings> = Config.all({
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  databasePoolSize: Config.integer("DATABASE_POOL_SIZE").pipe(
+    Config.withDefault(10),
+    Config.validate({ message: "DATABASE_POOL_SIZE must be between 1 and 100", validation: (n) => n >= 1 && n <= 100 })
+  ),
+  corsAllowedOrigins: commaList("CORS_ALLOWED_ORIGINS"),
+  overloadMaxLagMs: Config.integer("OVERLOAD_MAX_LAG_MS").pipe(
+    Config.withDefault(75),
+    Config.validate({ message: "OVERLOAD_MAX_LAG_MS must be 0 (off) to 10000", validation: (n) => n >= 0 && n <= 10_000 })
+  ),
+  runsMaxInFlight: Config.integer("RUNS_MAX_IN_FLIGHT").pipe(
+    Config.withDefault(1_024),
+    Config.validate({ message: "RUNS_MAX_IN_FLIGHT must be 0 (no limit) to 1000000", validation: (n) => n >= 0 && n <= 1_000_000 })
+  ),
+  otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("arbiter")),
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logFormat: Config.literal("logfmt", "json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const)),
+  consoleJwksUrl: Config.option(Config.string("CONSOLE_JWKS_URL")),
+  consoleJwksFile: Config.option(Config.string("CONSOLE_JWKS_FILE")),
+  consoleJwtIssuer: Config.option(Config.string("CONSOLE_JWT_ISSUER")),
+  consoleJwtAudience: Config.option(Config.string("CONSOLE_JWT_AUDIENCE")),
+  decisionProvider: Config.literal("local", "openai")("DECISION_PROVIDER").pipe(Config.withDefault("local" as const)),
+  decisionProviderUrl: Config.option(Config.string("DECISION_PROVIDER_URL")),
+  decisionProviderApiKey: Config.option(Config.redacted("DECISION_PROVIDER_API_KEY")),
+  decisionProviderModel: Config.option(Config.string("DECISION_PROVIDER_MODEL")),
+  decisionProviderMaxRetries: Config.integer("DECISION_PROVIDER_MAX_RETRIES").pipe(
+    Config.withDefault(4),
+    Config.validate({ message: "DECISION_PROVIDER_MAX_RETRIES must be 0 to 10", validation: (n) => n >= 0 && n <= 10 })
+  ),
+  decisionProviderRetryBaseMs: Config.integer("DECISION_PROVIDER_RETRY_BASE_MS").pipe(
+    Config.withDefault(250),
+    Config.validate({ message: "DECISION_PROVIDER_RETRY_BASE_MS must be 1 to 10000", validation: (n) => n >= 1 && n <= 10_000 })
+  ),
+  decisionProviderAttemptTimeoutMs: Config.integer("DECISION_PROVIDER_ATTEMPT_TIMEOUT_MS").pipe(
+    Config.withDefault(120_000),
+    Config.validate({ message: "DECISION_PROVIDER_ATTEMPT_TIMEOUT_MS must be 100 to 150000", validation: (n) => n >= 100 && n <= 150_000 })
+  ),
+  decisionModelId: Config.string("DECISION_MODEL_ID").pipe(Config.withDefault("decision-1")),
+  decisionModelAlias: Config.string("DECISION_MODEL_ALIAS").pipe(Config.withDefault("decision-latest")),
+  decisionPricePerMtokMicros: Config.integer("DECISION_PRICE_PER_MTOK_MICROS").pipe(
+    Config.withDefault(42_000),
+    Config.validate({ message: "DECISION_PRICE_PER_MTOK_MICROS must be a whole number >= 0", validation: (n) => n >= 0 })
+  ),
+  routerCatalogPath: Config.string("ROUTER_CATALOG_PATH").pipe(Config.withDefault(shippedData("catalog.json"))),
+  routerTaskTypesPath: Config.string("ROUTER_TASK_TYPES_PATH").pipe(Config.withDefault(shippedData("task-types.json"))),
+  billingProvider: Config.literal("local", "stripe")("BILLING_PROVIDER").pipe(Config.withDefault("local" as const)),
+  publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
+  stripeSecretKey: Config.option(Config.redacted("STRIPE_SECRET_KEY")),
+  stripeWebhookSecret: Config.option(Config.redacted("STRIPE_WEBHOOK_SECRET")),
+  stripeApiUrl: Config.option(Config.string("STRIPE_API_URL")),
+  localBillingSigningKey: Config.option(Config.redacted("LOCAL_BILLING_SIGNING_KEY"))
+}).pipe(
+  Config.validate({
+    message: "BILLING_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET",
+    validation: (settings) =>
+      settings.billingProvider === "local" ||
+      (Option.isSome(settings.stripeSecretKey) && Option.isSome(settings.stripeWebhookSecret))
+  }),
+  Config.validate({
+    message: "DECISION_PROVIDER=openai needs DECISION_PROVIDER_URL (up to and including /v1) and DECISION_PROVIDER_MODEL",
+    validation: (settings) =>
+      settings.decisionProvider === "local" ||
+      (Option.isSome(settings.decisionProviderUrl) && Option.isSome(settings.decisionProviderModel))
+  }),
+  Config.validate({
+    message: "console sessions need CONSOLE_JWT_ISSUER and CONSOLE_JWT_AUDIENCE besides CONSOLE_JWKS_URL or CONSOLE_JWKS_FILE",
+    validation: (settings) =>
+      (Option.isNone(settings.consoleJwksUrl) && Option.isNone(settings.consoleJwksFile)) ||
+      (Option.isSome(settings.consoleJwtIssuer) && Option.isSome(settings.consoleJwtAudience))
+  })
+)
+
+/** The settings, as a service. */
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, Settings>() {
+  /** Settings read from the environment (or whatever ConfigProvider is current). */
+  static readonly layer = Layer.effect(AppConfig, SettingsConfig)
+
+  /** The root under which the service's own pages live (`PUBLIC_BASE_URL`, default `http://HOST:PORT`). */
+  static readonly publicBaseUrl = (settings: Settings): string =>
+    Option.getOrElse(settings.publicBaseUrl, () => `http://${settings.host}:${settings.port}`).replace(/\/+$/, "")
+
+  /** Settings from the environment with some values replaced, for tests and tools. */
+  static readonly layerWith = (overrides: Partial<Settings>) =>
+    Layer.effect(AppConfig, Effect.map(SettingsConfig, (settings) => ({ ...settings, ...overrides })))
+}

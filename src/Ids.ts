@@ -1,0 +1,23 @@
+/**
+ * Minting of identifiers. Run and key ids are UUIDv7 (time-ordered, so "newest first" is an index scan), written as
+ * 32 lowercase hex after their prefix.
+ */
+import { randomBytes } from "node:crypto"
+
+/** A UUIDv7 as 32 lowercase hex digits. */
+export const uuidv7Hex = (now: number = Date.now()): string => {
+  const bytes = randomBytes(16)
+  bytes.writeUIntBE(now, 0, 6)
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80
+  return bytes.toString("hex")
+}
+
+/** `key_` + 32 hex. */
+export const newKeyId = (): string => `key_${uuidv7Hex()}`
+
+/** `org_` + 32 hex. */
+export const newOrganizationId = (): string => `org_${randomBytes(16).toString("hex")}`
+
+/** `user_` + 32 hex, for owners created without an id. */
+export const newUserId = (): string => `user_${randomBytes(16).toString("hex")}`

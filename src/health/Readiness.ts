@@ -1,0 +1,39 @@
+/**
+ * Readiness: the database answers and every migration shipped with this build is applied. Bounded in time, so a
+ * database that hangs makes the service unready rather than making `/readyz` hang.
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+import { appliedVersion, readMigrations } from "../db/Migrations.js"
+
+/** The outcome of one readiness check. */
+export interface ReadinessReport {
+  readonly ready: boolean
+  readonly checks: { readonly database: "ok" | "unavailable"; readonly migrations: "applied" | "pending" | "unknown" }
+}
+
+/** Checks whether the service can serve. */
+export class Readiness extends Context.Tag("Readiness")<Readiness, { readonly check: Effect.Effect<ReadinessReport> }>() {
+  /** Readiness against the SQL client, expecting the newest migration file shipped with this build. */
+  static readonly layer = Layer.effect(
+    Readiness,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const expected = readMigrations().reduce((max, file) => Math.max(max, file.id), 0)
+      return {
+        check: appliedVersion.pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.timeout("2 seconds"),
+          Effect.map((version): ReadinessReport => {
+            const migrations = version >= expected ? "applied" : "pending"
+            return { ready: migrations === "applied", checks: { database: "ok", migrations } }
+          }),
+          Effect.orElseSucceed((): ReadinessReport => ({
+            ready: false,
+            checks: { database: "unavailable", migrations: "unknown" }
+          }))
+        )
+      }
+    })
+  )
+}

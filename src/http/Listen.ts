@@ -1,0 +1,73 @@
+/**
+ * Serves a built HttpApi on a Node HTTP server. The app and everything it needs (database, migrations) are built
+ * first and the request handler is attached when the server is created, before it listens: a connection accepted
+ * during start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer).
+ * The overload guard sees each request first (Overload.ts).
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig } from "../AppConfig.js"
+import { makeCors } from "./Cors.js"
+import { startOverloadGuard } from "./Overload.js"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/**
+ * Connections the kernel may hold while the process has not accepted them yet (capped by net.core.somaxconn). A
+ * burst of new connections during a busy moment waits here instead of being dropped, which would cost the client a
+ * SYN retransmission (a second or more).
+ */
+const ListenBacklog = 4_096
+
+/** Where the server listens. */
+export class ServerAddress extends Context.Tag("ServerAddress")<
+  ServerAddress,
+  { readonly host: string; readonly port: number; readonly url: string }
+>() {}
+
+/** Builds the API's app, then listens on host and port (0 picks a free port). */
+export const listen = (options: { readonly host: string; readonly port: number }) =>
+  Layer.scoped(
+    ServerAddress,
+    Effect.gen(function*() {
+      const app = yield* HttpApiBuilder.httpApp
+      const handler = yield* NodeHttpServer.makeHandler(app)
+      const config = yield* AppConfig
+      const guard = yield* Effect.acquireRelease(
+        Effect.sync(() => startOverloadGuard({
+          maxLagMs: config.overloadMaxLagMs,
+          maxInFlight: config.runsMaxInFlight,
+          cors: makeCors(config.corsAllowedOrigins)
+        })),
+        (guard) => Effect.sync(guard.stop)
+      )
+      const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
+        if (!guard.shed(request, response)) handler(request, response)
+      })
+      yield* Effect.acquireRelease(
+        Effect.async<void, Error>((resume) => {
+          const onError = (error: Error) => resume(Effect.fail(error))
+          server.once("error", onError)
+          server.listen({ port: options.port, host: options.host, backlog: ListenBacklog }, () => {
+            server.off("error", onError)
+            resume(Effect.void)
+          })
+        }),
+        () =>
+          Effect.async<void>((resume) => {
+            server.close(() => resume(Effect.void))
+            server.closeIdleConnections()
+            const timer = setTimeout(() => server.closeAllConnections(), 5_000)
+            timer.unref()
+          })
+      )
+      const address = server.address() as AddressInfo
+      const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+      const url = `http://${host}:${address.port}`
+      yield* Effect.logInfo(`listening on ${url}`)
+      return { host: address.address, port: address.port, url }
+    })
+  ).pipe(
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, NodeHttpServer.layerContext])
+  )

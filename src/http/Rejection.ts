@@ -1,0 +1,65 @@
+/**
+ * The wording of body and query rejections, in both styles of the contract: axum's plain-text bodies on the keys,
+ * billing and usage routes, the JSON `invalid_body` / `body_too_large` envelope on the runs and router routes.
+ */
+import type { ParseResult } from "effect"
+import { ArrayFormatter } from "effect/ParseResult"
+import { FiberRef } from "effect"
+import type { RejectionStyle } from "../../schema/Annotations.js"
+import {
+  BodyTooLarge,
+  InvalidBody,
+  JsonDataRejection,
+  JsonSyntaxRejection,
+  PayloadTooLargeRejection,
+  QueryStringRejection,
+  UnsupportedMediaTypeRejection
+} from "../../schema/Errors.js"
+
+/** The rejection style of the matched route; set by RequestShape, read by the edge after decoding failed. */
+export const CurrentStyle = FiberRef.unsafeMake<RejectionStyle | undefined>(undefined)
+
+/** One decoding issue in words, e.g. `unknown field "foo"` or `deadline_ms: Expected ...`. */
+export const describeIssue = (issue: { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }) => {
+  const path = issue.path.map(String).join(".")
+  // A struct with fields says `is unexpected, expected: "a" | "b"`; the rejection names the field either way.
+  if (issue.message === "is unexpected" || issue.message.startsWith("is unexpected,")) return `unknown field "${path}"`
+  if (issue.message === "is missing") return `missing field "${path}"`
+  return path === "" ? issue.message : `${path}: ${issue.message}`
+}
+
+/** The first issue of a parse error in words. */
+export const describeParseError = (error: ParseResult.ParseError): string => {
+  const issues = ArrayFormatter.formatErrorSync(error)
+  return issues.length === 0 ? "does not match the schema" : describeIssue(issues[0]!)
+}
+
+/** Body over the route's limit. */
+export const tooLarge = (style: RejectionStyle, limit: number): BodyTooLarge | PayloadTooLargeRejection =>
+  style === "json"
+    ? new BodyTooLarge({ message: `request body is over the limit of ${limit} bytes` })
+    : new PayloadTooLargeRejection({ text: "Failed to buffer the request body: length limit exceeded" })
+
+/** Missing or wrong content type. */
+export const wrongContentType = (style: RejectionStyle): InvalidBody | UnsupportedMediaTypeRejection =>
+  style === "json"
+    ? new InvalidBody({ message: "Content-Type must be application/json" })
+    : new UnsupportedMediaTypeRejection({ text: "Expected request with `Content-Type: application/json`" })
+
+/** Body that is not JSON (or is empty). */
+export const notJson = (style: RejectionStyle, detail: string): InvalidBody | JsonSyntaxRejection =>
+  style === "json"
+    ? new InvalidBody({ message: `request body is not valid JSON: ${detail}` })
+    : new JsonSyntaxRejection({ text: `Failed to parse the request body as JSON: ${detail}` })
+
+/** Query string with an unknown or malformed parameter. */
+export const badQuery = (style: RejectionStyle, detail: string): InvalidBody | QueryStringRejection =>
+  style === "json"
+    ? new InvalidBody({ message: `invalid query string: ${detail}` })
+    : new QueryStringRejection({ text: `Failed to deserialize query string: ${detail}` })
+
+/** JSON body that does not match the route's schema. */
+export const badBody = (style: RejectionStyle, detail: string): InvalidBody | JsonDataRejection =>
+  style === "json"
+    ? new InvalidBody({ message: `invalid request body: ${detail}` })
+    : new JsonDataRejection({ text: `Failed to deserialize the JSON body into the target type: ${detail}` })

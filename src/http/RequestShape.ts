@@ -1,0 +1,104 @@
+/**
+ * The one place a request's size, content type, body and query string are checked before HttpApi decodes the
+ * payload (check order: routing, credential, then these, then decoding, then the scope). On a route that takes a
+ * body it reads the body under the route's limit, parses it as JSON and refuses a body nested deeper than
+ * `MaxJsonDepth`; the handler then runs on a view of the request that hands HttpApi the parsed value (below). It also
+ * records the route's rejection style for the edge, which maps whatever decoding fails afterwards.
+ */
+import { Headers, HttpIncomingMessage, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, FiberRef, Layer, Option } from "effect"
+import type { RejectionStyle } from "../../schema/Annotations.js"
+import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
+import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
+import { badBody, badQuery, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
+import type { EndpointInfo, RouteTable } from "./RouteTable.js"
+
+/** The request carries a body (a length over zero, or chunked). */
+export const hasBody = (headers: HttpServerRequest.HttpServerRequest["headers"]): boolean =>
+  headers["transfer-encoding"] !== undefined ||
+  (headers["content-length"] !== undefined && headers["content-length"] !== "0")
+
+const isOverLimit = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "cause" in cause && cause.cause instanceof Error &&
+  cause.cause.message === "maxBytes exceeded"
+
+// When the limit is hit mid-body, the stream reader destroys the request, which on Node resets the socket and the
+// client never sees the 413. Draining instead keeps the connection so the answer is delivered.
+const drainOnDestroy = (request: HttpServerRequest.HttpServerRequest) => {
+  const raw = NodeHttpServerRequest.toIncomingMessage(request)
+  raw.destroy = function(this: typeof raw) {
+    this.removeAllListeners("data")
+    this.resume()
+    return this
+  }
+}
+
+/** Reads the body under a limit (a declared length is refused before reading); over it, the 413 of `style`. */
+export const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
+) =>
+  Effect.gen(function*() {
+    const length = request.headers["content-length"]
+    if (length !== undefined && Number(length) > info.bodyLimit) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
+    drainOnDestroy(request)
+    return yield* request.text.pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(info.bodyLimit)),
+      Effect.catchAll((error) =>
+        isOverLimit(error) ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.die(error)
+      )
+    )
+  })
+
+/**
+ * The request as HttpApi's payload reader must see it once the body has been read and parsed here: JSON by its
+ * content type, whatever JSON type the caller named, and its `json` the value already parsed. HttpApi picks its
+ * reader by content type and knows only `application/json`; for anything else (`application/problem+json`) it would
+ * read the consumed body again as bytes and wait forever. Everything else (url, the cached text, the Node source) is
+ * the original request's, by prototype.
+ */
+const parsedJsonView = (
+  request: HttpServerRequest.HttpServerRequest,
+  value: unknown
+): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, {
+    headers: { value: Headers.set(request.headers, "content-type", "application/json"), enumerable: true },
+    json: { value: Effect.succeed(value) }
+  })
+
+const checkShape = (table: RouteTable) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const context = yield* HttpRouter.RouteContext
+    const info = table.endpoints.get(`${context.route.method} ${context.route.path}`)
+    if (info === undefined) return request
+    const style: RejectionStyle = info.style
+    yield* FiberRef.set(CurrentStyle, style)
+    let seen = request
+    if (info.hasPayload) {
+      if (!isJsonContentType(request.headers["content-type"])) {
+        const length = request.headers["content-length"]
+        if (length !== undefined && Number(length) > info.bodyLimit) {
+          return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
+        }
+        return yield* wrongContentType(style)
+      }
+      const body = parseJsonBody(yield* readBody(request, info))
+      if (body._tag === "Malformed") return yield* notJson(style, body.detail)
+      if (body._tag === "TooDeep") return yield* badBody(style, body.detail)
+      seen = parsedJsonView(request, body.value)
+    } else if (hasBody(request.headers)) {
+      yield* readBody(request, info)
+    }
+    const query = yield* HttpServerRequest.ParsedSearchParams
+    const problem = info.checkQuery(query)
+    if (problem !== undefined) return yield* badQuery(style, problem)
+    return seen
+  })
+
+/** Both request-shape middlewares for the endpoints of one route table (the style is read from the table). */
+export const RequestShapeLive = (table: RouteTable) => {
+  const check = checkShape(table) as Effect.Effect<HttpServerRequest.HttpServerRequest, never>
+  return Layer.merge(Layer.succeed(PlainRequestShape, check), Layer.succeed(JsonRequestShape, check))
+}

@@ -1,0 +1,103 @@
+/**
+ * What the boundary knows about each endpoint, computed once from the HttpApi definition: its rejection style, body
+ * limit, whether it takes a body, its compiled query decoder and its required scope. Also answers "does any route
+ * serve this path with another method?", which turns the router's miss into 405 instead of 404.
+ */
+import { HttpApi, HttpApiGroup } from "@effect/platform"
+import { Context, Option, ParseResult, Schema } from "effect"
+import { BodyLimit, MiB, type RejectionStyle } from "../../schema/Annotations.js"
+import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
+import { RequiredScope, type Scope } from "../../schema/Scope.js"
+import { describeParseError } from "./Rejection.js"
+
+/** The boundary's view of one endpoint. */
+export interface EndpointInfo {
+  readonly method: string
+  readonly path: string
+  readonly style: RejectionStyle
+  /**
+   * How a body over `bodyLimit` is refused: the JSON `413 body_too_large` only on a JSON-style route that takes a
+   * body (`POST /v1/runs`, `POST /v1/router/select`); everywhere else the plain-text 413 (spec, Plain-text rejections).
+   */
+  readonly tooLargeStyle: RejectionStyle
+  readonly bodyLimit: number
+  readonly hasPayload: boolean
+  readonly scope: Scope | undefined
+  /** Checks the query string; the first problem in words, or undefined when it is acceptable. */
+  readonly checkQuery: (query: Readonly<Record<string, unknown>>) => string | undefined
+}
+
+/** Endpoints with a request shape by `METHOD path` (the router's template), plus path matchers for 405 detection. */
+export interface RouteTable {
+  readonly endpoints: ReadonlyMap<string, EndpointInfo>
+  readonly allowsPath: (path: string) => boolean
+  /**
+   * A path served without a request shape (health, the OpenAPI document, the docs): nothing reads its body, so the
+   * edge enforces the 1 MiB limit on it.
+   */
+  readonly unshapedPath: (path: string) => boolean
+}
+
+const templateToRegExp = (template: string): RegExp =>
+  new RegExp(
+    "^" + template.split("/").map((segment) =>
+      segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    ).join("/") + "$"
+  )
+
+const compileQuery = (schema: Option.Option<Schema.Schema<any, any, never>>) => {
+  if (Option.isNone(schema)) {
+    return (query: Readonly<Record<string, unknown>>) => {
+      const first = Object.keys(query)[0]
+      return first === undefined ? undefined : `unknown field "${first}"`
+    }
+  }
+  const decode = ParseResult.decodeUnknownEither(schema.value)
+  return (query: Readonly<Record<string, unknown>>) => {
+    const result = decode(query, { errors: "first" })
+    return result._tag === "Left" ? describeParseError(new ParseResult.ParseError({ issue: result.left })) : undefined
+  }
+}
+
+/** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */
+export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  extraPaths: ReadonlyArray<string> = []
+): RouteTable => {
+  const endpoints = new Map<string, EndpointInfo>()
+  const patterns: Array<RegExp> = extraPaths.map(templateToRegExp)
+  const unshaped: Array<RegExp> = extraPaths.map(templateToRegExp)
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
+      const urlParams = endpoint.urlParamsSchema
+      const keys = new Set([...middleware].map((tag) => tag.key))
+      const style: RejectionStyle | undefined = keys.has(PlainRequestShape.key)
+        ? "plain"
+        : keys.has(JsonRequestShape.key)
+        ? "json"
+        : undefined
+      patterns.push(templateToRegExp(endpoint.path))
+      if (style === undefined) {
+        unshaped.push(templateToRegExp(endpoint.path))
+        return
+      }
+      const hasPayload = Option.isSome(endpoint.payloadSchema)
+      endpoints.set(`${endpoint.method} ${endpoint.path}`, {
+        method: endpoint.method,
+        path: endpoint.path,
+        style,
+        tooLargeStyle: style === "json" && hasPayload ? "json" : "plain",
+        bodyLimit: Context.getOption(mergedAnnotations, BodyLimit).pipe(Option.getOrElse(() => MiB)),
+        hasPayload,
+        scope: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope)),
+        checkQuery: compileQuery(urlParams as unknown as Option.Option<Schema.Schema<any, any, never>>)
+      })
+    }
+  })
+  return {
+    endpoints,
+    allowsPath: (path) => patterns.some((pattern) => pattern.test(path)),
+    unshapedPath: (path) => unshaped.some((pattern) => pattern.test(path))
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * `Server-Timing` on `POST /v1/runs` (spec, Limits): `admit`, `upstream`, `gateway` (the rest of the service's own
+ * time) and `total`, in milliseconds, on 200, 202 and refusals alike (a pre-response handler runs on every answer);
+ * `settle` (part of `gateway`) is added once a run has settled.
+ */
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+
+/** Marks filled while a request runs. */
+export interface TimingMarks {
+  readonly started: number
+  readonly startedPrecise: number
+  admitMs?: number
+  upstreamMs?: number
+  settleMs?: number
+}
+
+const ms = (value: number) => value.toFixed(3)
+
+/** The header value for marks, measured now. */
+export const serverTimingValue = (marks: TimingMarks): string => {
+  const total = performance.now() - marks.startedPrecise
+  const admit = marks.admitMs ?? 0
+  const upstream = marks.upstreamMs ?? 0
+  const gateway = Math.max(0, total - admit - upstream)
+  const settle = marks.settleMs === undefined ? "" : `, settle;dur=${ms(marks.settleMs)}`
+  return `admit;dur=${ms(admit)}, upstream;dur=${ms(upstream)}, gateway;dur=${ms(gateway)}, total;dur=${ms(total)}${settle}`
+}
+
+/** Starts timing the current request; the header is added to whatever response it ends with. */
+export const startServerTiming = Effect.suspend(() => {
+  const marks: TimingMarks = { started: Date.now(), startedPrecise: performance.now() }
+  return Effect.as(
+    HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.sync(() => HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks)))),
+    marks
+  )
+})

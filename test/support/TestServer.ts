@@ -1,0 +1,78 @@
+/**
+ * The whole service on a random port over a database of its own, for HTTP tests: the same layers `npm start` runs,
+ * with settings overridden per test file. Exposes the base URL and an HttpClient that prefixes it.
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { AppConfig, type Settings } from "../../src/AppConfig.js"
+import { DatabaseLive } from "../../src/db/Sql.js"
+import { ServerAddress } from "../../src/http/Listen.js"
+import { HttpLive } from "../../src/Server.js"
+import { freePort } from "../../bench/support/Processes.js"
+import { FakeConsole } from "./FakeConsole.js"
+import { FakeUpstream } from "./FakeUpstream.js"
+import { freshDatabaseSettings } from "./TestDatabase.js"
+
+/** Settings for a test server: no environment leaks in except what the test sets. */
+export const testConfigLayer = (overrides: Partial<Settings> = {}) =>
+  Layer.unwrapScoped(
+    // Load shedding is off: test files share a busy machine, and a slow moment must not shed a test's request
+    // (test/http/Overload.test.ts turns it on).
+    Effect.map(freshDatabaseSettings, (database) => AppConfig.layerWith({ overloadMaxLagMs: 0, runsMaxInFlight: 0, ...database, ...overrides }))
+  ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+
+/** An HttpClient whose relative URLs go to the test server. */
+export const TestClientLive = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.gen(function*() {
+    const address = yield* ServerAddress
+    const client = yield* HttpClient.HttpClient
+    return client.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(address.url)))
+  })
+).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/** The service listening on 127.0.0.1 on a free port, with its client, over a fresh database. */
+export const TestServerLive = (
+  overrides: Partial<Settings> = {},
+  options: { readonly bootstrap?: boolean; readonly port?: number } = {}
+) =>
+  TestClientLive.pipe(
+    Layer.provideMerge(HttpLive({ host: "127.0.0.1", port: options.port ?? 0, bootstrap: options.bootstrap ?? false })),
+    Layer.provideMerge(DatabaseLive),
+    Layer.provideMerge(testConfigLayer(overrides)),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
+
+/** The service with console sessions trusted from a FakeConsole (also provided). */
+export const TestServerWithConsoleLive = (overrides: Partial<Settings> = {}) =>
+  Layer.unwrapEffect(
+    Effect.map(FakeConsole, (console) =>
+      TestServerLive({
+        consoleJwksUrl: Option.some(console.jwksUrl),
+        consoleJwtIssuer: Option.some(console.issuer),
+        consoleJwtAudience: Option.some(console.audience),
+        ...overrides
+      }))
+  ).pipe(Layer.provideMerge(FakeConsole.layer))
+
+/** The service answering decisions through a FakeUpstream (also provided) over the OpenAI-compatible wire format. */
+export const TestServerWithUpstreamLive = (overrides: Partial<Settings> = {}) =>
+  Layer.unwrapEffect(
+    Effect.map(FakeUpstream, (upstream) =>
+      TestServerLive({
+        decisionProvider: "openai",
+        decisionProviderUrl: Option.some(upstream.url),
+        decisionProviderModel: Option.some("judge-7b"),
+        decisionProviderMaxRetries: 2,
+        decisionProviderRetryBaseMs: 5,
+        ...overrides
+      }))
+  ).pipe(Layer.provideMerge(FakeUpstream.layer))
+
+/** The service on a port chosen up front, so the pages it links to (`PUBLIC_BASE_URL`) carry the real address. */
+export const TestServerOnKnownPortLive = (overrides: Partial<Settings> = {}) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(freePort), (port) =>
+      TestServerLive({ publicBaseUrl: Option.some(`http://127.0.0.1:${port}`), ...overrides }, { port }))
+  )

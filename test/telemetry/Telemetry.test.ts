@@ -1,0 +1,62 @@
+/**
+ * Tracing, with an in-memory exporter: a server span per request carrying the route, the status and the request id,
+ * continuing the caller's W3C trace; a span per SQL statement inside it.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Effect, Layer } from "effect"
+import { ServerAddress } from "../../src/http/Listen.js"
+import { tracingWith } from "../../src/telemetry/Telemetry.js"
+import { rawRequest } from "../support/RawHttp.js"
+import { TestServerLive } from "../support/TestServer.js"
+
+const exporter = new InMemorySpanExporter()
+const TracedServer = TestServerLive().pipe(Layer.provide(tracingWith("arbiter-test", new SimpleSpanProcessor(exporter))))
+
+const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+const parentSpanId = "00f067aa0ba902b7"
+
+layer(TracedServer, { excludeTestServices: true, timeout: "60 seconds" })("telemetry", (it) => {
+  describe("GET /readyz", () => {
+    it.effect("one server span continuing traceparent, with route, status and request id, and SQL spans inside", () =>
+      Effect.gen(function*() {
+        const address = yield* ServerAddress
+        exporter.reset()
+        const res = yield* rawRequest(address.url, {
+          path: "/readyz",
+          headers: { traceparent: `00-${traceId}-${parentSpanId}-01`, "x-request-id": "trace-me-1" }
+        })
+        assert.strictEqual(res.status, 200)
+        yield* Effect.sleep("50 millis")
+        const spans = exporter.getFinishedSpans()
+        const server = spans.find((span) => span.name.startsWith("http.server"))
+        assert.isDefined(server, spans.map((span) => span.name).join(", "))
+        assert.strictEqual(server!.spanContext().traceId, traceId)
+        assert.strictEqual(server!.parentSpanContext?.spanId, parentSpanId)
+        assert.strictEqual(server!.attributes["http.request.method"], "GET")
+        assert.strictEqual(server!.attributes["http.response.status_code"], 200)
+        assert.strictEqual(server!.attributes["http.route"], "/readyz")
+        assert.strictEqual(server!.attributes["http.request_id"], "trace-me-1")
+        const statements = spans.filter((span) => span.name === "sql.execute" && span.spanContext().traceId === traceId)
+        assert.isAtLeast(statements.length, 2, "the readiness queries are traced inside the request's trace")
+        for (const statement of statements) {
+          assert.isString(statement.attributes["db.query.text"])
+          assert.notMatch(String(statement.attributes["db.query.text"]), /otsk_/)
+        }
+      }))
+
+    it.effect("a request without traceparent starts its own trace; a 404 is traced with its status", () =>
+      Effect.gen(function*() {
+        const address = yield* ServerAddress
+        exporter.reset()
+        const res = yield* rawRequest(address.url, { path: "/nowhere" })
+        assert.strictEqual(res.status, 404)
+        yield* Effect.sleep("50 millis")
+        const server = exporter.getFinishedSpans().find((span) => span.name.startsWith("http.server"))
+        assert.isDefined(server)
+        assert.notStrictEqual(server!.spanContext().traceId, traceId)
+        assert.strictEqual(server!.attributes["http.response.status_code"], 404)
+        assert.match(String(server!.attributes["http.request_id"]), /^req_/)
+      }))
+  })
+})
