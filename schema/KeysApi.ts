@@ -1,0 +1,111 @@
+/**
+ * API keys (spec, "API keys"; decisions.md, "Keys, members, sessions"). Body and query problems on these routes are
+ * the plain-text rejections. Another organization's key is `404 key_not_found`, exactly like an unknown one.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "./Auth.js"
+import { PlainRequestShape } from "./Boundary.js"
+import {
+  EmptyScopes,
+  KeyNotFound,
+  KeyRevoked,
+  PrincipalIsNotTheCaller,
+  ScopeDenied,
+  ScopeExceedsCreator,
+  wire
+} from "./Errors.js"
+import { Timestamp } from "./Ids.js"
+import { RequiredScope, ScopeSchema } from "./Scope.js"
+import { StrictStruct } from "./Strict.js"
+
+/** Who a key acts as. */
+export const PrincipalWire = Schema.Struct({
+  type: Schema.Literal("user", "service_account"),
+  id: Schema.String
+})
+
+/** A key as the API shows it: never its secret, except once in `KeyWithSecret`. */
+export const Key = Schema.Struct({
+  id: Schema.String.annotations({ description: "key_ + 32 hex" }),
+  name: Schema.String,
+  principal: PrincipalWire,
+  scopes: Schema.Array(ScopeSchema).annotations({ description: "sorted, deduplicated, frozen at creation" }),
+  state: Schema.Literal("active", "revoked"),
+  secret_prefix: Schema.String.annotations({ description: "otsk_ + the first 8 hex of the secret" }),
+  created_by: Schema.String,
+  created_at: Timestamp,
+  last_used_at: Schema.NullOr(Timestamp),
+  revoked_at: Schema.NullOr(Timestamp)
+})
+
+/** A key with its secret: the create and rotate responses only. */
+export const KeyWithSecret = Schema.Struct({
+  ...Key.fields,
+  secret: Schema.String.annotations({ description: "otsk_ + 64 lowercase hex; shown once" })
+})
+
+/** `POST /v1/keys` body. */
+export const CreateKeyRequest = StrictStruct({
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  scopes: Schema.Array(ScopeSchema),
+  principal: Schema.optional(
+    Schema.Union(
+      StrictStruct({ type: Schema.Literal("user"), id: Schema.String.pipe(Schema.minLength(1)) }),
+      StrictStruct({
+        type: Schema.Literal("service_account"),
+        id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9._-]{1,128}$/))
+      })
+    )
+  )
+})
+
+const KeyIdPath = Schema.Struct({ key_id: Schema.String })
+
+/** The keys group. */
+export class KeysApi extends HttpApiGroup.make("keys")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/keys")
+      .addSuccess(Schema.Struct({ keys: Schema.Array(Key) }))
+      .annotate(RequiredScope, "keys_read")
+      .annotate(OpenApi.Summary, "Every key of the organization, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/keys/:key_id")
+      .setPath(KeyIdPath)
+      .addSuccess(Key)
+      .addError(wire(KeyNotFound))
+      .annotate(RequiredScope, "keys_read")
+      .annotate(OpenApi.Summary, "One key")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v1/keys")
+      .setPayload(CreateKeyRequest)
+      .addSuccess(KeyWithSecret, { status: 201 })
+      .addError(wire(EmptyScopes))
+      .addError(wire(ScopeExceedsCreator))
+      .addError(wire(PrincipalIsNotTheCaller))
+      .annotate(RequiredScope, "keys_write")
+      .annotate(OpenApi.Summary, "Create a key; its secret is shown once")
+  )
+  .add(
+    HttpApiEndpoint.del("revoke", "/v1/keys/:key_id")
+      .setPath(KeyIdPath)
+      .addSuccess(Key)
+      .addError(wire(KeyNotFound))
+      .annotate(RequiredScope, "keys_write")
+      .annotate(OpenApi.Summary, "Revoke a key (idempotent); returns the revoked key")
+  )
+  .add(
+    HttpApiEndpoint.post("rotate", "/v1/keys/:key_id/rotate")
+      .setPath(KeyIdPath)
+      .addSuccess(KeyWithSecret)
+      .addError(wire(KeyNotFound))
+      .addError(wire(KeyRevoked))
+      .annotate(RequiredScope, "keys_write")
+      .annotate(OpenApi.Summary, "Issue a new secret; the previous one stops working at once")
+  )
+  .addError(wire(ScopeDenied))
+  .middleware(PlainRequestShape)
+  .middleware(Authentication)
+{}

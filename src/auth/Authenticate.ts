@@ -1,0 +1,39 @@
+/**
+ * The Authentication middleware of every `/v1` group. The `Authorization` header is parsed here, by hand: the
+ * scheme is case-insensitive, and no header, another scheme or an empty token is `401 missing_credentials`
+ * (HttpApi's own bearer decoding does not check the scheme). 401s carry no `WWW-Authenticate`.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { Authentication } from "../../schema/Auth.js"
+import { MissingCredentials } from "../../schema/Errors.js"
+import { CredentialVerifier } from "./CredentialVerifier.js"
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined when there is none. */
+export const bearerToken = (header: string | undefined): string | undefined => {
+  if (header === undefined) return undefined
+  const trimmed = header.trim()
+  const space = trimmed.search(/[ \t]/)
+  if (space === -1) return undefined
+  if (trimmed.slice(0, space).toLowerCase() !== "bearer") return undefined
+  const token = trimmed.slice(space + 1).trim()
+  return token === "" ? undefined : token
+}
+
+const missing = () => new MissingCredentials({ message: "send Authorization: Bearer <API key or session token>" })
+
+/** Authentication through the credential verifier. */
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(CredentialVerifier, (verifier) => ({
+    bearer: () =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const token = bearerToken(request.headers["authorization"])
+        if (token === undefined) return yield* missing()
+        const actor = yield* verifier.verify(token)
+        yield* Effect.annotateCurrentSpan("arbiter.organization_id", actor.organizationId)
+        return actor
+      })
+  }))
+)

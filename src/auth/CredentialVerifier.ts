@@ -1,0 +1,137 @@
+/**
+ * Bearer credential -> Actor. API keys (`otsk_` + 64 lowercase hex) are compared by the SHA-256 of the secret; the
+ * answer is cached for at most a second, so a revocation or rotation takes effect at once on the process that made
+ * it (which forgets the entry) and within a second on every other; an `otsk_` credential of another shape is a
+ * malformed key (`401 invalid_credential`). Anything else, whatever its shape (spec, Authentication: "an API key
+ * or, for anything else, a console session token"), is a console session token:
+ * `503 auth_not_configured` while no trust keys are configured; otherwise verified against the trust keys (one that
+ * does not verify is `401 invalid_credential`), then the member's role in the token's organization gives the scopes
+ * (a role outside the table, or no membership, gives none). Fails closed: 503 when it cannot decide.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { ActorShape } from "../../schema/Auth.js"
+import {
+  AuthNotConfigured,
+  DatabaseUnavailable,
+  InvalidCredential,
+  NoActiveOrganization,
+  TrustKeysUnavailable
+} from "../../schema/Errors.js"
+import { scopesOfRole, type Scope } from "../../schema/Scope.js"
+import { KeysRepo } from "../keys/KeysRepo.js"
+import { OrganizationsRepo } from "../organizations/OrganizationsRepo.js"
+import { isWellFormedSecret, secretHash } from "./KeySecrets.js"
+import { LastUsed } from "./LastUsed.js"
+import { SessionKeys } from "./SessionKeys.js"
+
+/** Ways a credential can fail to authenticate. */
+export type VerifyError =
+  | InvalidCredential
+  | NoActiveOrganization
+  | AuthNotConfigured
+  | TrustKeysUnavailable
+  | DatabaseUnavailable
+
+const CacheTtlMs = 1_000
+const CacheLimit = 10_000
+
+/** A small time-bounded cache, oldest entries dropped first when full. */
+const boundedCache = <A>() => {
+  const entries = new Map<string, { readonly value: A; readonly until: number }>()
+  return {
+    get: (key: string): Option.Option<A> => {
+      const entry = entries.get(key)
+      if (entry === undefined) return Option.none()
+      if (entry.until < Date.now()) {
+        entries.delete(key)
+        return Option.none()
+      }
+      return Option.some(entry.value)
+    },
+    set: (key: string, value: A): void => {
+      if (entries.size >= CacheLimit) entries.delete(entries.keys().next().value!)
+      entries.set(key, { value, until: Date.now() + CacheTtlMs })
+    },
+    delete: (key: string): void => void entries.delete(key)
+  }
+}
+
+const rejected = () => new InvalidCredential({ message: "the credential is not a valid API key or session" })
+
+const make = Effect.gen(function*() {
+  const keys = yield* KeysRepo
+  const organizations = yield* OrganizationsRepo
+  const sessions = yield* SessionKeys
+  const lastUsed = yield* LastUsed
+  const keyCache = boundedCache<ActorShape | null>()
+  const roleCache = boundedCache<ReadonlySet<Scope>>()
+
+  const verifyKey = (secret: string): Effect.Effect<ActorShape, VerifyError> => {
+    const hash = secretHash(secret)
+    const cacheKey = hash.toString("hex")
+    const hit = keyCache.get(cacheKey)
+    const lookup = Option.isSome(hit)
+      ? Effect.succeed(hit.value)
+      : Effect.map(keys.findBySecretHash(hash), (row): ActorShape | null => {
+        const actor = Option.isSome(row) && row.value.state === "active"
+          ? {
+            organizationId: row.value.organization_id,
+            principal: { type: row.value.principal_type, id: row.value.principal_id },
+            scopes: new Set(row.value.scopes),
+            credential: { kind: "api_key", keyId: row.value.id }
+          } satisfies ActorShape
+          : null
+        keyCache.set(cacheKey, actor)
+        return actor
+      })
+    return Effect.flatMap(lookup, (actor) => {
+      if (actor === null) return Effect.fail(rejected())
+      if (actor.credential.kind === "api_key") lastUsed.record(actor.credential.keyId)
+      return Effect.succeed(actor)
+    })
+  }
+
+  const scopesOf = (organizationId: string, userId: string) => {
+    const cacheKey = `${organizationId}\u0000${userId}`
+    const hit = roleCache.get(cacheKey)
+    if (Option.isSome(hit)) return Effect.succeed(hit.value)
+    return Effect.map(organizations.findMember(organizationId, userId), (member) => {
+      const scopes = new Set(Option.match(member, { onNone: () => [], onSome: (m) => scopesOfRole(m.role) }))
+      roleCache.set(cacheKey, scopes)
+      return scopes as ReadonlySet<Scope>
+    })
+  }
+
+  const verifySession = (token: string): Effect.Effect<ActorShape, VerifyError> =>
+    Effect.gen(function*() {
+      const claims = yield* sessions.verify(token)
+      if (Option.isNone(claims.organizationId)) {
+        return yield* new NoActiveOrganization({ message: "the session has no organization selected" })
+      }
+      const scopes = yield* scopesOf(claims.organizationId.value, claims.userId)
+      return {
+        organizationId: claims.organizationId.value,
+        principal: { type: "user", id: claims.userId },
+        scopes,
+        credential: { kind: "session" }
+      } satisfies ActorShape
+    })
+
+  return {
+    /** Authenticates a bearer credential. */
+    verify: (credential: string): Effect.Effect<ActorShape, VerifyError> =>
+      credential.startsWith("otsk_")
+        ? (isWellFormedSecret(credential) ? verifyKey(credential) : Effect.fail(rejected()))
+        : verifySession(credential),
+    /** Forgets what is cached about a secret hash (after its key is revoked or rotated). */
+    forget: (hash: Buffer): void => keyCache.delete(hash.toString("hex"))
+  }
+})
+
+/** Authenticates credentials. */
+export class CredentialVerifier
+  extends Context.Tag("CredentialVerifier")<CredentialVerifier, Effect.Effect.Success<typeof make>>()
+{
+  /** The verifier over the key and member tables and the session trust keys. */
+  static readonly layer = Layer.effect(CredentialVerifier, make)
+}

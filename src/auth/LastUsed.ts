@@ -1,0 +1,46 @@
+/**
+ * `last_used_at`, off the request's critical path: a use is noted in memory and written by a background flush every
+ * second, so a key's first use shows within 2 seconds; afterwards a key is written at most once a minute (the SQL
+ * also refuses to move the value more often, across processes).
+ */
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { KeysRepo } from "../keys/KeysRepo.js"
+
+const RefreshMs = 60_000
+
+const make = Effect.gen(function*() {
+  const repo = yield* KeysRepo
+  const written = new Map<string, number>()
+  let pending = new Map<string, Date>()
+
+  const flush = Effect.suspend(() => {
+    if (pending.size === 0) return Effect.void
+    const batch = pending
+    pending = new Map()
+    const uses = [...batch].map(([keyId, at]) => ({ keyId, at }))
+    return repo.touch(uses).pipe(
+      Effect.tap(() => Effect.sync(() => uses.forEach((use) => written.set(use.keyId, use.at.getTime())))),
+      Effect.catchAll((error) => Effect.logWarning("could not record key use", error))
+    )
+  })
+
+  yield* Effect.addFinalizer(() => flush)
+  yield* flush.pipe(Effect.repeat(Schedule.spaced(Duration.seconds(1))), Effect.forkScoped)
+
+  return {
+    /** Notes that a key was used now. */
+    record: (keyId: string): void => {
+      const now = Date.now()
+      const last = written.get(keyId)
+      if ((last === undefined || now - last >= RefreshMs) && !pending.has(keyId)) pending.set(keyId, new Date(now))
+    },
+    /** Writes what is pending now (tests and shutdown). */
+    flush
+  }
+})
+
+/** Batched `last_used_at` writes. */
+export class LastUsed extends Context.Tag("LastUsed")<LastUsed, Effect.Effect.Success<typeof make>>() {
+  /** The recorder with its background flush. */
+  static readonly layer = Layer.scoped(LastUsed, make)
+}

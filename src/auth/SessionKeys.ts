@@ -1,0 +1,112 @@
+/**
+ * Console session tokens: JWTs (EdDSA, ES256 or RS256) verified against the console's trust keys, from
+ * `CONSOLE_JWKS_URL` (fetched, cached, refetched when a token names an unknown `kid` or the copy is ten minutes
+ * old) or `CONSOLE_JWKS_FILE`, with the configured issuer and audience. Every credential that is not an API key
+ * comes here, whatever its shape. Fails closed: no trust keys configured is `503 auth_not_configured` for any token;
+ * keys unreachable with none cached (or none holding the token's `kid`) is `503 trust_keys_unavailable`. A token
+ * that does not verify is `401 invalid_credential`; one that is not even JWT-shaped (three base64url segments) is
+ * refused as such without loading the keys, since no key could verify it.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet } from "jose"
+import { readFile } from "node:fs/promises"
+import { AuthNotConfigured, InvalidCredential, TrustKeysUnavailable } from "../../schema/Errors.js"
+import { AppConfig } from "../AppConfig.js"
+
+/** The claims a session carries that the service reads. */
+export interface SessionClaims {
+  readonly userId: string
+  readonly organizationId: Option.Option<string>
+}
+
+const JwtShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
+const MaxAgeMs = 10 * 60_000
+const RefetchCooldownMs = 1_000
+const FetchTimeoutMs = 3_000
+
+const invalid = () => new InvalidCredential({ message: "the credential is neither an API key nor a valid session token" })
+const unavailable = () => new TrustKeysUnavailable({ message: "the console's trust keys cannot be fetched" })
+
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const source = Option.isSome(config.consoleJwksUrl)
+    ? { kind: "url" as const, location: config.consoleJwksUrl.value }
+    : Option.isSome(config.consoleJwksFile)
+    ? { kind: "file" as const, location: config.consoleJwksFile.value }
+    : undefined
+  const claims = {
+    issuer: Option.getOrElse(config.consoleJwtIssuer, () => ""),
+    audience: Option.getOrElse(config.consoleJwtAudience, () => ""),
+    algorithms: ["EdDSA", "ES256", "RS256"],
+    requiredClaims: ["exp", "sub"]
+  }
+  let cached: { readonly keys: ReturnType<typeof createLocalJWKSet>; readonly at: number } | undefined
+  let lastAttempt = 0
+
+  const load = async (): Promise<JSONWebKeySet> => {
+    if (source!.kind === "file") return JSON.parse(await readFile(source!.location, "utf8")) as JSONWebKeySet
+    const response = await fetch(source!.location, { signal: AbortSignal.timeout(FetchTimeoutMs) })
+    if (!response.ok) throw new Error(`JWKS answered ${response.status}`)
+    return (await response.json()) as JSONWebKeySet
+  }
+
+  const refresh = Effect.tryPromise({
+    try: async () => {
+      lastAttempt = Date.now()
+      const keys = await load()
+      if (!Array.isArray(keys.keys)) throw new Error("JWKS has no keys array")
+      cached = { keys: createLocalJWKSet(keys), at: Date.now() }
+      return cached
+    },
+    catch: (cause) => cause
+  }).pipe(Effect.tapError((cause) => Effect.logWarning("trust keys unavailable", cause)))
+
+  const current = Effect.suspend(() => {
+    if (cached === undefined) return Effect.mapError(refresh, unavailable)
+    if (Date.now() - cached.at > MaxAgeMs && Date.now() - lastAttempt > RefetchCooldownMs) {
+      const stale = cached
+      return Effect.orElseSucceed(refresh, () => stale)
+    }
+    return Effect.succeed(cached)
+  })
+
+  const check = (token: string, keys: ReturnType<typeof createLocalJWKSet>) =>
+    Effect.tryPromise({
+      try: () => jwtVerify(token, keys, claims),
+      catch: (cause) => cause
+    })
+
+  const verify = (token: string): Effect.Effect<SessionClaims, InvalidCredential | AuthNotConfigured | TrustKeysUnavailable> =>
+    Effect.gen(function*() {
+      if (source === undefined) {
+        return yield* new AuthNotConfigured({
+          message: "the credential is not an API key, and console sessions are not configured on this service"
+        })
+      }
+      if (!JwtShape.test(token)) return yield* invalid()
+      const keys = yield* current
+      const result = yield* check(token, keys.keys).pipe(
+        Effect.catchIf((cause) => cause instanceof errors.JWKSNoMatchingKey, () =>
+          Date.now() - lastAttempt <= RefetchCooldownMs
+            ? Effect.fail(invalid())
+            : refresh.pipe(
+              Effect.mapError(unavailable),
+              Effect.flatMap((fresh) => check(token, fresh.keys))
+            )),
+        Effect.mapError((cause) => cause instanceof TrustKeysUnavailable ? cause : invalid())
+      )
+      const orgId = result.payload["org_id"]
+      return {
+        userId: result.payload.sub!,
+        organizationId: typeof orgId === "string" && orgId !== "" ? Option.some(orgId) : Option.none()
+      }
+    })
+
+  return { verify }
+})
+
+/** Verification of console session tokens. */
+export class SessionKeys extends Context.Tag("SessionKeys")<SessionKeys, Effect.Effect.Success<typeof make>>() {
+  /** Trust keys as configured. */
+  static readonly layer = Layer.effect(SessionKeys, make)
+}

@@ -1,0 +1,152 @@
+/**
+ * API keys: issue, list, read, revoke (idempotent) and rotate. Scopes are frozen at creation, deduplicated and
+ * sorted, and never exceed what the creator holds; a key acting as a service account needs `members_write` besides
+ * `keys_write`; a user key acts as its creator. A revocation or rotation takes effect at once on this process.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { ActorShape, Principal } from "../../schema/Auth.js"
+import {
+  EmptyScopes,
+  KeyNotFound,
+  KeyRevoked,
+  PrincipalIsNotTheCaller,
+  ScopeDenied,
+  ScopeExceedsCreator
+} from "../../schema/Errors.js"
+import { formatTimestamp, KeyIdPattern } from "../../schema/Ids.js"
+import type { Scope } from "../../schema/Scope.js"
+import { CredentialVerifier } from "../auth/CredentialVerifier.js"
+import { newSecret, secretHash, secretPrefix } from "../auth/KeySecrets.js"
+import { newKeyId } from "../Ids.js"
+import { type KeyRow, KeysRepo } from "./KeysRepo.js"
+
+/** A key as the API shows it. */
+export interface KeyView {
+  readonly id: string
+  readonly name: string
+  readonly principal: Principal
+  readonly scopes: ReadonlyArray<Scope>
+  readonly state: "active" | "revoked"
+  readonly secret_prefix: string
+  readonly created_by: string
+  readonly created_at: string
+  readonly last_used_at: string | null
+  readonly revoked_at: string | null
+}
+
+/** The wire view of a stored key. */
+export const keyView = (row: KeyRow): KeyView => ({
+  id: row.id,
+  name: row.name,
+  principal: { type: row.principal_type, id: row.principal_id },
+  scopes: row.scopes,
+  state: row.state,
+  secret_prefix: row.secret_prefix,
+  created_by: row.created_by,
+  created_at: formatTimestamp(row.created_at),
+  last_used_at: row.last_used_at === null ? null : formatTimestamp(row.last_used_at),
+  revoked_at: row.revoked_at === null ? null : formatTimestamp(row.revoked_at)
+})
+
+/** What `POST /v1/keys` asks for. */
+export interface KeyRequest {
+  readonly name: string
+  readonly scopes: ReadonlyArray<Scope>
+  readonly principal?: Principal | undefined
+}
+
+const notFound = (keyId: string) => new KeyNotFound({ message: `no key ${keyId} in this organization` })
+
+const make = Effect.gen(function*() {
+  const repo = yield* KeysRepo
+  const verifier = yield* CredentialVerifier
+
+  const issue = (input: {
+    readonly organizationId: string
+    readonly name: string
+    readonly principal: Principal
+    readonly scopes: ReadonlyArray<Scope>
+    readonly createdBy: string
+  }) =>
+    Effect.gen(function*() {
+      const secret = newSecret()
+      const row = yield* repo.insert({
+        id: newKeyId(),
+        organizationId: input.organizationId,
+        name: input.name,
+        principal: input.principal,
+        scopes: [...new Set(input.scopes)].sort(),
+        secretHash: secretHash(secret),
+        secretPrefix: secretPrefix(secret),
+        createdBy: input.createdBy
+      })
+      return { ...keyView(row), secret }
+    })
+
+  const find = (organizationId: string, keyId: string) =>
+    KeyIdPattern.test(keyId)
+      ? Effect.flatMap(repo.get(organizationId, keyId), Option.match({
+        onNone: () => Effect.fail(notFound(keyId)),
+        onSome: (row) => Effect.succeed(row)
+      }))
+      : Effect.fail(notFound(keyId))
+
+  return {
+    /** Creates a key with a fresh secret (operator tools and organization set-up call this directly). */
+    issue,
+    /** Creates a key for the caller under the contract's rules. */
+    create: (actor: ActorShape, request: KeyRequest) =>
+      Effect.gen(function*() {
+        if (request.scopes.length === 0) return yield* new EmptyScopes({ message: "a key needs at least one scope" })
+        const principal = request.principal ?? actor.principal
+        if (principal.type === "service_account" && !actor.scopes.has("members_write")) {
+          return yield* new ScopeDenied({
+            message: "the credential lacks the members_write scope, needed for a service-account key"
+          })
+        }
+        if (principal.type === "user" && !(actor.principal.type === "user" && actor.principal.id === principal.id)) {
+          return yield* new PrincipalIsNotTheCaller({ message: "a user key can only act as its creator" })
+        }
+        const exceeding = request.scopes.find((scope) => !actor.scopes.has(scope))
+        if (exceeding !== undefined) {
+          return yield* new ScopeExceedsCreator({ message: `the creator does not hold the ${exceeding} scope` })
+        }
+        return yield* issue({
+          organizationId: actor.organizationId,
+          name: request.name,
+          principal,
+          scopes: request.scopes,
+          createdBy: actor.principal.id
+        })
+      }),
+    /** Every key of the organization, newest first. */
+    list: (organizationId: string) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
+    /** One key of the organization. */
+    get: (organizationId: string, keyId: string) => Effect.map(find(organizationId, keyId), keyView),
+    /** Revokes a key; revoking a revoked key returns it unchanged. */
+    revoke: (organizationId: string, keyId: string) =>
+      Effect.gen(function*() {
+        const current = yield* find(organizationId, keyId)
+        const revoked = yield* repo.revoke(organizationId, current.id)
+        if (Option.isNone(revoked)) return yield* notFound(keyId)
+        yield* repo.hashOf(current.id).pipe(Effect.map(Option.map(verifier.forget)))
+        return keyView(revoked.value)
+      }),
+    /** Issues a new secret for an active key; the previous one stops working at once. */
+    rotate: (organizationId: string, keyId: string) =>
+      Effect.gen(function*() {
+        yield* find(organizationId, keyId)
+        const secret = newSecret()
+        const rotated = yield* repo.rotate(organizationId, keyId, secretHash(secret), secretPrefix(secret))
+        if (Option.isNone(rotated)) return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
+        verifier.forget(rotated.value.previous_hash)
+        return { ...keyView(rotated.value), secret }
+      })
+  }
+})
+
+/** The keys service. */
+export class Keys extends Context.Tag("Keys")<Keys, Effect.Effect.Success<typeof make>>() {
+  /** Keys over their repository and the credential verifier. */
+  static readonly layer = Layer.effect(Keys, make)
+}

@@ -1,0 +1,135 @@
+/**
+ * Organizations and their members: creation (with an owner member, an owner API key holding all nine scopes and,
+ * for a verified owner's first organization, the sign-up credit, in one transaction), membership, and the embedded
+ * database's first-start bootstrap.
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Data, Effect, Layer, Option } from "effect"
+import { Roles, Scopes } from "../../schema/Scope.js"
+import { orUnavailable } from "../db/Unavailable.js"
+import { newOrganizationId, newUserId } from "../Ids.js"
+import { BillingRepo } from "../billing/BillingRepo.js"
+import { CreditStore } from "../billing/CreditStore.js"
+import { normalizeEmail, SignupCreditMicros } from "../billing/SignupCredit.js"
+import { newTransactionId } from "../billing/Transactions.js"
+import { Keys } from "../keys/Keys.js"
+import { OrganizationsRepo } from "./OrganizationsRepo.js"
+
+/** What `org create` asks for. */
+export interface NewOrganization {
+  readonly name: string
+  readonly ownerEmail: string
+  readonly ownerId?: string | undefined
+  readonly verified: boolean
+  readonly billing: boolean
+}
+
+/** A created organization with its owner's key (the secret is shown once). */
+export interface CreatedOrganization {
+  readonly organization_id: string
+  readonly owner_user_id: string
+  readonly key: { readonly id: string; readonly secret: string }
+}
+
+/** An operator input that cannot be accepted. */
+export class InvalidInput extends Data.TaggedError("InvalidInput")<{ readonly message: string }> {}
+
+const UserIdPattern = /^[A-Za-z0-9._@:-]{1,128}$/
+const EmailPattern = /^[^\s@]+@[^\s@]+$/
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const repo = yield* OrganizationsRepo
+  const keys = yield* Keys
+  const credit = yield* CreditStore
+  const billing = yield* BillingRepo
+
+  const requireOrganization = (id: string) =>
+    Effect.flatMap(repo.getOrganization(id), Option.match({
+      onNone: () => Effect.fail(new InvalidInput({ message: `no organization ${id}` })),
+      onSome: Effect.succeed
+    }))
+
+  const validateMember = (userId: string, email: string, role: string) =>
+    !UserIdPattern.test(userId)
+      ? Effect.fail(new InvalidInput({ message: "a user id is 1 to 128 characters of A-Z a-z 0-9 . _ @ : -" }))
+      : !EmailPattern.test(email)
+      ? Effect.fail(new InvalidInput({ message: `"${email}" is not an e-mail address` }))
+      : !(Roles as ReadonlyArray<string>).includes(role)
+      ? Effect.fail(new InvalidInput({ message: `role must be one of ${Roles.join(", ")}` }))
+      : Effect.void
+
+  const create = (input: NewOrganization) =>
+    Effect.gen(function*() {
+      const name = input.name.trim()
+      if (name === "" || name.length > 200) return yield* Effect.fail(new InvalidInput({ message: "a name is 1 to 200 characters" }))
+      const ownerId = input.ownerId ?? newUserId()
+      yield* validateMember(ownerId, input.ownerEmail, "owner")
+      const organizationId = newOrganizationId()
+      const key = yield* orUnavailable(sql.withTransaction(Effect.gen(function*() {
+        yield* repo.insertOrganization({ id: organizationId, name, billingEnabled: input.billing })
+        yield* credit.open(organizationId)
+        yield* repo.upsertMember({
+          organizationId,
+          userId: ownerId,
+          email: input.ownerEmail.trim().toLowerCase(),
+          verified: input.verified,
+          role: "owner"
+        })
+        if (input.verified) {
+          const email = normalizeEmail(input.ownerEmail)
+          if (yield* billing.claimSignup(email, organizationId)) {
+            yield* credit.credit({
+              organizationId,
+              id: newTransactionId(),
+              kind: "signup_credit",
+              amountMicros: SignupCreditMicros,
+              description: "Sign-up credit",
+              externalRef: `signup:${email}`
+            })
+          }
+        }
+        return yield* keys.issue({
+          organizationId,
+          name: "owner",
+          principal: { type: "user", id: ownerId },
+          scopes: Scopes,
+          createdBy: ownerId
+        })
+      })))
+      return { organization_id: organizationId, owner_user_id: ownerId, key: { id: key.id, secret: key.secret } }
+    })
+
+  return {
+    /** Creates an organization, its owner member and an owner key with all nine scopes. */
+    create,
+    /** Adds a member (or updates an existing member's role, e-mail and verification). */
+    addMember: (input: { organizationId: string; userId: string; email: string; role: string; verified: boolean }) =>
+      Effect.gen(function*() {
+        yield* validateMember(input.userId, input.email, input.role)
+        yield* requireOrganization(input.organizationId)
+        return yield* repo.upsertMember({ ...input, email: input.email.trim().toLowerCase() })
+      }),
+    /** Fails unless the organization exists; returns it. */
+    requireOrganization,
+    /** Fails unless the user is a member of the organization; returns the member. */
+    requireMember: (organizationId: string, userId: string) =>
+      Effect.flatMap(repo.findMember(organizationId, userId), Option.match({
+        onNone: () => Effect.fail(new InvalidInput({ message: `${userId} is not a member of ${organizationId}` })),
+        onSome: Effect.succeed
+      })),
+    /** Creates the `default` organization when none exists yet; returns it, or none when one already existed. */
+    bootstrap: Effect.gen(function*() {
+      if (yield* repo.anyOrganization) return Option.none<CreatedOrganization>()
+      return Option.some(
+        yield* create({ name: "default", ownerEmail: "owner@localhost", verified: false, billing: false })
+      )
+    })
+  }
+})
+
+/** The organizations service. */
+export class Organizations extends Context.Tag("Organizations")<Organizations, Effect.Effect.Success<typeof make>>() {
+  /** Organizations over their repository and the keys service. */
+  static readonly layer = Layer.effect(Organizations, make)
+}
