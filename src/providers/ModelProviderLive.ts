@@ -1,0 +1,20 @@
+/** The model provider chosen by `DECISION_PROVIDER`: the built-in `local` model, or an OpenAI-compatible server. */
+import { Effect, Layer, Option } from "effect"
+import { AppConfig } from "../AppConfig.js"
+import { LocalModel } from "./LocalModel.js"
+import { OpenAiCompatible } from "./OpenAiCompatible.js"
+
+/** The configured provider. */
+export const ModelProviderLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    config.decisionProvider === "openai"
+      ? OpenAiCompatible.layer({
+        baseUrl: Option.getOrThrow(config.decisionProviderUrl),
+        apiKey: Option.getOrUndefined(config.decisionProviderApiKey),
+        model: Option.getOrThrow(config.decisionProviderModel),
+        maxRetries: config.decisionProviderMaxRetries,
+        retryBaseDelayMs: config.decisionProviderRetryBaseMs,
+        attemptTimeoutMs: config.decisionProviderAttemptTimeoutMs
+      })
+      : LocalModel.layer)
+)

@@ -1,0 +1,112 @@
+/**
+ * Answer shapes (decisions.md, Runs) from per-option probabilities in the options' own order. Probabilities are
+ * renormalized to sum to 1 (within 1e-9; negative or non-finite inputs count as 0, all zeros become uniform).
+ * The modal alternative is the most probable, the earliest in order on a tie (so a `noul` at exactly 0.5 is
+ * "yes"). `confidence` = 1 - entropy / ln(n); `score` = expected level index / (levels - 1); both clamped to 0..1
+ * against rounding.
+ */
+import { canonicalDigest } from "./CanonicalJson.js"
+import type { PlanOption, QuestionType } from "./DecisionPlan.js"
+
+/** A `noul` answer: the probability that the proposition is true. */
+export interface NoulAnswer {
+  readonly type: "noul"
+  readonly probability: number
+}
+
+/** A `choice` answer: the modal option, its probability, every option's, and the confidence. */
+export interface ChoiceAnswer {
+  readonly type: "choice"
+  readonly choice: string
+  readonly probability: number
+  readonly probabilities: Readonly<Record<string, number>>
+  readonly confidence: number
+}
+
+/** A `score` answer: the expected level on 0..1, the modal level, its probability, every level's, the confidence. */
+export interface ScoreAnswer {
+  readonly type: "score"
+  readonly score: number
+  readonly level: string
+  readonly probability: number
+  readonly probabilities: ReadonlyArray<number>
+  readonly confidence: number
+}
+
+/** One question's answer as the run returns it. */
+export type Answer = NoulAnswer | ChoiceAnswer | ScoreAnswer
+
+const clamp01 = (x: number): number => Math.min(1, Math.max(0, x))
+
+/** Probabilities scaled to sum to 1; negative or non-finite entries count as 0, and all zeros become uniform. */
+export const normalizeProbabilities = (probabilities: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const cleaned = probabilities.map((p) => (Number.isFinite(p) && p > 0 ? p : 0))
+  const total = cleaned.reduce((sum, p) => sum + p, 0)
+  if (total === 0 || !Number.isFinite(total)) return cleaned.map(() => 1 / cleaned.length)
+  return cleaned.map((p) => p / total)
+}
+
+/** 1 - normalized entropy of a distribution: 1 when certain, 0 when uniform. */
+export const confidenceOf = (probabilities: ReadonlyArray<number>): number => {
+  const n = probabilities.length
+  if (n < 2) return 1
+  const entropy = probabilities.reduce((sum, p) => (p > 0 ? sum - p * Math.log(p) : sum), 0)
+  return clamp01(1 - entropy / Math.log(n))
+}
+
+/** The index of the most probable alternative, the earliest on a tie. */
+export const modalIndex = (probabilities: ReadonlyArray<number>): number =>
+  probabilities.reduce((best, p, index) => (p > probabilities[best]! ? index : best), 0)
+
+/** The modal alternative's name and probability of a normalized distribution over `options`. */
+export const modalAlternative = (
+  options: ReadonlyArray<PlanOption>,
+  probabilities: ReadonlyArray<number>
+): { readonly name: string; readonly probability: number } => {
+  const index = modalIndex(probabilities)
+  return { name: options[index]!.name, probability: probabilities[index]! }
+}
+
+/** The answer of a question from its per-option probabilities (any non-negative weights; they are renormalized). */
+export const shapeAnswer = (
+  question: { readonly type: QuestionType; readonly options: ReadonlyArray<PlanOption> },
+  probabilities: ReadonlyArray<number>
+): Answer => {
+  const normalized = normalizeProbabilities(probabilities)
+  const modal = modalAlternative(question.options, normalized)
+  switch (question.type) {
+    case "noul":
+      return { type: "noul", probability: normalized[0]! }
+    case "choice":
+      return {
+        type: "choice",
+        choice: modal.name,
+        probability: modal.probability,
+        probabilities: Object.fromEntries(question.options.map((option, index) => [option.name, normalized[index]!])),
+        confidence: confidenceOf(normalized)
+      }
+    case "score": {
+      const expected = normalized.reduce((sum, p, index) => sum + p * index, 0)
+      return {
+        type: "score",
+        score: clamp01(expected / (normalized.length - 1)),
+        level: modal.name,
+        probability: modal.probability,
+        probabilities: normalized,
+        confidence: confidenceOf(normalized)
+      }
+    }
+  }
+}
+
+/** The `output_digest` of a run's output: SHA-256 hex of its canonical JSON. */
+export const outputDigest = (output: unknown): string => canonicalDigest(output)
+
+/** An answer as an earlier answer is shown to a later question: the modal alternative and its probability. */
+export const answerSummary = (
+  options: ReadonlyArray<PlanOption>,
+  probabilities: ReadonlyArray<number>
+): string => {
+  const modal = modalAlternative(options, probabilities)
+  return `${modal.name} (probability ${modal.probability.toFixed(2)})`
+}

@@ -1,0 +1,64 @@
+/**
+ * Group commit. Admission and settlement are one short transaction each, and a transaction's fixed costs (a round
+ * trip, a commit and its WAL flush, the statement's own overhead) dwarf the work of one run. The batcher keeps at
+ * most `maxInFlight` transactions running and gathers the requests that arrive meanwhile, from any organization,
+ * into the next one: at one request in flight a request waits for nothing, and under load a run pays a share of a
+ * transaction instead of a whole one. Each request still gets its own outcome; a batch that fails fails each of its
+ * requests.
+ */
+import { Deferred, Effect, Exit, FiberId } from "effect"
+
+interface Pending<I, O, E> {
+  readonly item: I
+  readonly deferred: Deferred.Deferred<O, E>
+}
+
+/** Submits work to batches. */
+export interface Batcher<I, O, E> {
+  readonly submit: (item: I) => Effect.Effect<O, E>
+}
+
+/**
+ * A batcher that runs `process(items)` for each batch; `process` returns one exit per item, in order, or fails as a
+ * whole.
+ */
+export const makeBatcher = <I, O, E, E2, R>(
+  process: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<Exit.Exit<O, E>>, E2, R>,
+  options: { readonly maxBatch: number; readonly maxInFlight: number }
+): Effect.Effect<Batcher<I, O, E | E2>, never, R> =>
+  Effect.map(Effect.context<R>(), (context) => {
+    const queue: Array<Pending<I, O, E | E2>> = []
+    let running = 0
+
+    const settle = (batch: ReadonlyArray<Pending<I, O, E | E2>>, exit: Exit.Exit<ReadonlyArray<Exit.Exit<O, E>>, E2>) =>
+      Effect.sync(() => {
+        for (let index = 0; index < batch.length; index++) {
+          Deferred.unsafeDone(batch[index]!.deferred, Exit.isSuccess(exit) ? exit.value[index]! : (exit as Exit.Exit<never, E2>))
+        }
+      })
+
+    const drain: Effect.Effect<void> = Effect.suspend(() => {
+      if (queue.length === 0) {
+        running--
+        return Effect.void
+      }
+      const batch = queue.splice(0, options.maxBatch)
+      return process(batch.map((pending) => pending.item)).pipe(
+        Effect.provide(context),
+        Effect.exit,
+        Effect.flatMap((exit) => settle(batch, exit)),
+        Effect.zipRight(drain)
+      )
+    })
+
+    return {
+      submit: (item) =>
+        Effect.suspend(() => {
+          const deferred = Deferred.unsafeMake<O, E | E2>(FiberId.none)
+          queue.push({ item, deferred })
+          if (running >= options.maxInFlight) return Deferred.await(deferred)
+          running++
+          return Effect.zipRight(Effect.forkDaemon(drain), Deferred.await(deferred))
+        })
+    }
+  })

@@ -1,0 +1,123 @@
+/**
+ * A question's `criteria` read into its ordered alternatives. Limits chosen here (the spec fixes only the count):
+ * an option or level name is 1 to 128 characters with no control characters and no surrounding whitespace, names
+ * are distinct within a question, and a description is a string of at most 4,096 characters or null.
+ * Score levels given as an object keep the object's order, which JSON parsing in JavaScript cannot keep for
+ * integer-like keys ("1", "20"): those come first in numeric order. Levels that are all integer-like are therefore
+ * read in numeric order; a mix of integer-like and other names is refused, since its order is already lost.
+ */
+import { Either } from "effect"
+import type { PlanOption, QuestionType } from "./DecisionPlan.js"
+
+/** Fewest alternatives of a `choice` or `score` question (spec, Limits). */
+export const MIN_OPTIONS = 2
+/** Most alternatives of a `choice` or `score` question (spec, Limits). */
+export const MAX_OPTIONS = 20
+/** Longest option or level name, in UTF-16 code units. */
+export const MAX_OPTION_NAME_LENGTH = 128
+/** Longest option or level description, in UTF-16 code units. */
+export const MAX_DESCRIPTION_LENGTH = 4_096
+
+const CONTROL = /[\u0000-\u001f\u007f]/
+const INTEGER_LIKE = /^(0|[1-9][0-9]*)$/
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const checkName = (noun: string, name: string): string | null => {
+  if (name.length === 0) return `${noun} names must not be empty`
+  if (name.length > MAX_OPTION_NAME_LENGTH) {
+    return `${noun} name "${name.slice(0, 32)}..." is longer than ${MAX_OPTION_NAME_LENGTH} characters`
+  }
+  if (CONTROL.test(name)) return `${noun} name ${JSON.stringify(name)} contains a control character`
+  if (name.trim() !== name) return `${noun} name ${JSON.stringify(name)} has leading or trailing whitespace`
+  return null
+}
+
+const readDescription = (noun: string, name: string, value: unknown): Either.Either<string | null, string> => {
+  if (value === null) return Either.right(null)
+  if (typeof value !== "string") {
+    return Either.left(`the description of ${noun} ${JSON.stringify(name)} must be a string or null`)
+  }
+  if (value.length > MAX_DESCRIPTION_LENGTH) {
+    return Either.left(
+      `the description of ${noun} ${JSON.stringify(name)} is longer than ${MAX_DESCRIPTION_LENGTH} characters`
+    )
+  }
+  return Either.right(value)
+}
+
+const readEntries = (
+  type: "choice" | "score",
+  noun: string,
+  entries: ReadonlyArray<readonly [string, unknown]>
+): Either.Either<ReadonlyArray<PlanOption>, string> => {
+  if (entries.length < MIN_OPTIONS || entries.length > MAX_OPTIONS) {
+    return Either.left(`${type} needs ${MIN_OPTIONS} to ${MAX_OPTIONS} ${noun}s, got ${entries.length}`)
+  }
+  const seen = new Set<string>()
+  const options: Array<PlanOption> = []
+  for (const [name, value] of entries) {
+    const bad = checkName(noun, name)
+    if (bad !== null) return Either.left(bad)
+    if (seen.has(name)) return Either.left(`${noun} ${JSON.stringify(name)} is listed twice`)
+    seen.add(name)
+    const description = readDescription(noun, name, value)
+    if (Either.isLeft(description)) return Either.left(description.left)
+    options.push({ name, description: description.right })
+  }
+  return Either.right(options)
+}
+
+const noulOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> => {
+  if (criteria === undefined || criteria === null) {
+    return Either.right([{ name: "yes", description: null }, { name: "no", description: null }])
+  }
+  if (!isRecord(criteria)) return Either.left(`noul criteria must be an object {"true": ..., "false": ...}`)
+  const unknownKey = Object.keys(criteria).find((key) => key !== "true" && key !== "false")
+  if (unknownKey !== undefined) {
+    return Either.left(`noul criteria accept only the keys "true" and "false", got ${JSON.stringify(unknownKey)}`)
+  }
+  const yes = readDescription("criterion", "true", criteria["true"] ?? null)
+  if (Either.isLeft(yes)) return Either.left(yes.left)
+  const no = readDescription("criterion", "false", criteria["false"] ?? null)
+  if (Either.isLeft(no)) return Either.left(no.left)
+  return Either.right([{ name: "yes", description: yes.right }, { name: "no", description: no.right }])
+}
+
+const choiceOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> =>
+  isRecord(criteria)
+    ? readEntries("choice", "option", Object.entries(criteria))
+    : Either.left("choice criteria must be an object of option name to description (or null)")
+
+const scoreOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> => {
+  if (Array.isArray(criteria)) {
+    const notString = criteria.findIndex((item) => typeof item !== "string")
+    if (notString >= 0) return Either.left(`score level ${notString} must be a string`)
+    return readEntries("score", "level", (criteria as ReadonlyArray<string>).map((name) => [name, null] as const))
+  }
+  if (!isRecord(criteria)) {
+    return Either.left("score criteria must be an array of level names or an object of level name to description")
+  }
+  const keys = Object.keys(criteria)
+  const integerLike = keys.filter((key) => INTEGER_LIKE.test(key))
+  if (integerLike.length > 0 && integerLike.length < keys.length) {
+    return Either.left(
+      `score levels given as an object cannot mix integer-like names (${JSON.stringify(integerLike[0])}) with ` +
+        "others, because JSON objects do not keep their order; give the levels as an array"
+    )
+  }
+  return readEntries("score", "level", Object.entries(criteria))
+}
+
+/** The ordered alternatives of a question of a known type, or what is wrong with its `criteria`. */
+export const optionsOf = (type: QuestionType, criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> => {
+  switch (type) {
+    case "noul":
+      return noulOptions(criteria)
+    case "choice":
+      return choiceOptions(criteria)
+    case "score":
+      return scoreOptions(criteria)
+  }
+}

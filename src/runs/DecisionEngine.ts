@@ -1,0 +1,209 @@
+/**
+ * Runs a compiled decision against the `ModelProvider`: stages in order, up to 8 questions of a stage at once, the
+ * draws of a question at once (draw d reads rotation d). A question whose conditions fail is skipped (answer null,
+ * a `skipped` record); a question reads the earlier answers it depends on unless it is `alone`. Before each read
+ * its worst case is held against the run's ceiling (RunBudget); the first error (a provider error, the deadline,
+ * or budget_exhausted) stops further reads while reads already in flight complete and keep their calls.
+ */
+import { Clock, Effect, Either } from "effect"
+import { BudgetExhausted, DeadlineExceeded, ProviderBadResponse } from "../../schema/Errors.js"
+import { promptBytes } from "../providers/LetterReadout.js"
+import { ModelProvider } from "../providers/ModelProvider.js"
+import type { ProviderError, Read, ReadContext } from "../providers/ModelProvider.js"
+import { answerSummary, normalizeProbabilities, shapeAnswer } from "./Answers.js"
+import type { Answer } from "./Answers.js"
+import { skipReason } from "./Conditions.js"
+import type { Skip } from "./Conditions.js"
+import type { DecisionPlan, PlannedQuestion } from "./DecisionPlan.js"
+import { averageDraws, rotateOptions } from "./Draws.js"
+import type { DrawReading } from "./Draws.js"
+import { utf8Bytes } from "./Pricing.js"
+import { makeRunBudget } from "./RunBudget.js"
+import type { CostedCall, ReadEstimate } from "./RunBudget.js"
+
+/** Most questions of one stage read at the same time. */
+export const QUESTION_CONCURRENCY = 8
+
+/** How to run a decision; the route has already checked the ranges. */
+export interface DecisionOptions {
+  /** The rendered state or messages (StateRendering). */
+  readonly state: string
+  /** Reads per question, 1 to 8. */
+  readonly draws: number
+  /** Most tokens of a thought before each letter, 0 to 4,096; capped at `maxOutputTokens` when that is set. */
+  readonly thinkTokens: number
+  /** Epoch milliseconds after which no read starts and calls in flight fail with deadline_exceeded. */
+  readonly deadline: number
+  /** The run's spend ceiling in micro-USD (20,000 by the spec). */
+  readonly ceilingMicros: number
+  readonly pricePerMtokMicros: number
+  /** The run's `max_output_tokens`: no call may generate more, so it caps the thought. */
+  readonly maxOutputTokens?: number | undefined
+  /** Told of each read's calls as soon as the read ends (so answered calls can be recorded before settlement). */
+  readonly onCalls?: ((calls: ReadonlyArray<IndexedCall>) => void) | undefined
+}
+
+/** A costed call with its place among the run's calls (0, 1, ...: the order the run learned of them). */
+export interface IndexedCall extends CostedCall {
+  readonly index: number
+}
+
+/** Why a run stopped: a provider error or budget_exhausted. */
+export type EngineError = ProviderError | BudgetExhausted
+
+/** A finished (or stopped) run: answers, skips, every call with its cost, the error if any, and the totals. */
+export interface EngineResult {
+  /** Every question when `error` is null (null for a skipped one); otherwise only those settled before the stop. */
+  readonly answers: Readonly<Record<string, Answer | null>>
+  readonly skipped: Readonly<Record<string, Skip>>
+  /** Every attempt of every read, in the order they ended. */
+  readonly calls: ReadonlyArray<IndexedCall>
+  readonly error: EngineError | null
+  readonly costMicros: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * True when at least one model call occurred (a `succeeded` call, billed): a run that ends in error then settles
+ * `failed` and is charged; with none it stays `pending` and nothing is charged (decisions.md, Precise rules).
+ */
+export const callOccurred = (result: EngineResult): boolean => result.calls.some((call) => call.status === "succeeded")
+
+const estimateRead = (read: Read, stateBytes: number): ReadEstimate => {
+  const bytes = promptBytes(read, stateBytes)
+  return { answer: Math.ceil(bytes.answer / 4), think: Math.ceil(bytes.think / 4), followUp: Math.ceil(bytes.followUp / 4) }
+}
+
+/** `Effect.forEach` with concurrency, run inline when there is one item (the common case needs no fiber). */
+const concurrently = <A, B>(
+  items: ReadonlyArray<A>,
+  f: (item: A) => Effect.Effect<B>,
+  concurrency: number | "unbounded"
+): Effect.Effect<ReadonlyArray<B>> =>
+  items.length === 1 ? Effect.map(f(items[0]!), (value) => [value]) : Effect.forEach(items, f, { concurrency })
+
+/**
+ * Reads every question of `plan` and shapes the answers. Never fails: provider errors, the deadline and
+ * budget_exhausted end up in `error`, with every call made so far in `calls`. The caller settles the run `failed`
+ * when `error` is set and `callOccurred(result)`, and leaves it `pending` when `error` is set and no call occurred.
+ */
+export const executeDecision = (
+  plan: DecisionPlan,
+  options: DecisionOptions
+): Effect.Effect<EngineResult, never, ModelProvider> =>
+  Effect.flatMap(ModelProvider, (provider) => executeDecisionWith(provider, plan, options))
+
+/** `executeDecision` over a given provider (the runs service holds its provider, sparing a context per run). */
+export const executeDecisionWith = (
+  provider: ModelProvider["Type"],
+  plan: DecisionPlan,
+  options: DecisionOptions
+): Effect.Effect<EngineResult> =>
+  Effect.gen(function*() {
+    const questions = new Map(plan.questions.map((question) => [question.id, question]))
+    const readings = new Map<string, ReadonlyArray<number>>()
+    const answers = new Map<string, Answer | null>()
+    const skipped = new Map<string, Skip>()
+    const calls: Array<IndexedCall> = []
+    const budget = makeRunBudget(options.ceilingMicros, options.pricePerMtokMicros)
+    const stateBytes = utf8Bytes(options.state)
+    const thinkTokens = Math.min(options.thinkTokens, options.maxOutputTokens ?? options.thinkTokens)
+    let error: EngineError | null = null
+
+    const admit = (now: number, estimate: ReadEstimate): number | null => {
+      if (error !== null) return null
+      if (now >= options.deadline) {
+        error = new DeadlineExceeded({ message: "the run's deadline passed before every question was read" })
+        return null
+      }
+      const worst = budget.worstCase(estimate, thinkTokens)
+      if (budget.hold(worst)) return worst
+      const { ceiling, held, spent } = budget.snapshot()
+      error = new BudgetExhausted({
+        message: `the next read could cost up to ${worst} micro-USD; with ${spent} spent and ${held} held that ` +
+          `would pass the run's ceiling of ${ceiling}`
+      })
+      return null
+    }
+
+    const readDraw = (question: PlannedQuestion, draw: number, context: ReadonlyArray<ReadContext>) =>
+      Effect.gen(function*() {
+        const read: Read = {
+          state: options.state,
+          context,
+          instructions: question.instructions,
+          type: question.type,
+          options: rotateOptions(question.options, draw),
+          thinkTokens
+        }
+        const estimate = estimateRead(read, stateBytes)
+        const now = yield* Clock.currentTimeMillis
+        const worst = admit(now, estimate)
+        if (worst === null) return null
+        const outcome = yield* Effect.either(provider.read(read, { deadline: options.deadline }))
+        const readCalls = Either.isRight(outcome) ? outcome.right.calls : outcome.left.calls
+        const costed = budget.settle(worst, estimate, readCalls).map((call, offset) => ({ ...call, index: calls.length + offset }))
+        calls.push(...costed)
+        if (costed.length > 0) options.onCalls?.(costed)
+        if (Either.isLeft(outcome)) {
+          error ??= outcome.left.error
+          return null
+        }
+        if (outcome.right.probabilities.length !== read.options.length) {
+          error ??= new ProviderBadResponse({
+            message: `the model provider gave ${outcome.right.probabilities.length} probabilities for ` +
+              `${read.options.length} options`
+          })
+          return null
+        }
+        return { draw, probabilities: outcome.right.probabilities } satisfies DrawReading
+      })
+
+    const ask = (question: PlannedQuestion) =>
+      Effect.gen(function*() {
+        if (error !== null) return
+        const skip = skipReason(question, questions, readings)
+        if (skip !== null) {
+          answers.set(question.id, null)
+          skipped.set(question.id, skip)
+          return
+        }
+        const context = question.alone ? [] : question.dependsOn.flatMap((id): Array<ReadContext> => {
+          const earlier = questions.get(id)
+          const probabilities = readings.get(id)
+          return earlier === undefined || probabilities === undefined
+            ? []
+            : [{ question: id, instructions: earlier.instructions, answer: answerSummary(earlier.options, probabilities) }]
+        })
+        const draws = yield* concurrently(
+          Array.from({ length: options.draws }, (_, draw) => draw),
+          (draw) => readDraw(question, draw, context),
+          "unbounded"
+        )
+        const complete = draws.filter((reading): reading is DrawReading => reading !== null)
+        if (complete.length !== draws.length) return
+        const probabilities = normalizeProbabilities(averageDraws(question.options.length, complete))
+        readings.set(question.id, probabilities)
+        answers.set(question.id, shapeAnswer(question, probabilities))
+      })
+
+    for (const stage of plan.stages) {
+      if (error !== null) break
+      yield* concurrently(stage, ask, QUESTION_CONCURRENCY)
+    }
+
+    // Reads append their calls when they end; a stable sort by end time interleaves concurrent reads.
+    const ordered = [...calls].sort((a, b) => a.at.getTime() - b.at.getTime())
+    const pick = <A>(from: ReadonlyMap<string, A>) =>
+      Object.fromEntries(plan.questions.flatMap((question) => from.has(question.id) ? [[question.id, from.get(question.id)!]] : []))
+    return {
+      answers: pick(answers),
+      skipped: pick(skipped),
+      calls: ordered,
+      error,
+      costMicros: ordered.reduce((sum, call) => sum + call.costMicros, 0),
+      inputTokens: ordered.reduce((sum, call) => sum + call.inputTokens, 0),
+      outputTokens: ordered.reduce((sum, call) => sum + call.outputTokens, 0)
+    } satisfies EngineResult
+  })

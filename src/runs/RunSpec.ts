@@ -1,0 +1,142 @@
+/**
+ * From a decoded `POST /v1/runs` body to what the run needs, checking what the schema cannot (check order step 5,
+ * then 6): the prompt's shape (exactly one of `state` and `messages`), fields of the other kind, the question set
+ * or the verdict schema, `model`, the kind's deadline bound, the capability hint, then the input estimate. Also
+ * fixes the input digest (what decides idempotent equality), the default deadline and the token reservation.
+ */
+import { Either } from "effect"
+import {
+  type InputTooLarge,
+  InvalidBody,
+  type InvalidDecisionQuestions,
+  type InvalidVerdictSchema,
+  UnknownModel
+} from "../../schema/Errors.js"
+import { CapabilityHintPattern, type RunRequest } from "../../schema/RunsApi.js"
+import { canonicalDigest } from "./CanonicalJson.js"
+import type { DecisionPlan } from "./DecisionPlan.js"
+import {
+  checkInputEstimate,
+  contractBytes,
+  defaultDeadlineMs,
+  inputEstimate,
+  MAX_VERDICT_DEADLINE_MS,
+  promptBytes
+} from "./Pricing.js"
+import { compileQuestions } from "./Questions.js"
+import { renderMessages, renderState } from "./StateRendering.js"
+import { checkVerdictSchema } from "./VerdictSchema.js"
+
+/** The decision model's public names. */
+export interface DecisionModelNames {
+  readonly id: string
+  readonly alias: string
+}
+
+/** A run ready for admission. */
+export interface RunSpec {
+  readonly kind: "decision" | "verdict"
+  readonly plan: DecisionPlan | null
+  readonly prompt: string
+  readonly inputDigest: string
+  readonly inputTokens: number
+  readonly deadlineMs: number
+  readonly holdTokens: number
+  readonly draws: number
+  readonly thinkTokens: number
+  readonly maxOutputTokens: number | undefined
+}
+
+/** Why a request cannot become a run. */
+export type RunSpecError = InvalidBody | InvalidDecisionQuestions | InvalidVerdictSchema | UnknownModel | InputTooLarge
+
+/** Most output tokens a verdict may generate when the request sets none. */
+export const DefaultVerdictOutputTokens = 4_096
+
+const invalidBody = (message: string) => Either.left(new InvalidBody({ message }))
+
+const present = (value: unknown): boolean => value !== undefined
+
+/**
+ * The capability hint's own check (step 5, after the contract): 1 to 64 characters of `[a-z0-9_.:-]`, else
+ * `400 invalid_body` worded as the body schema words a pattern mismatch.
+ */
+const checkCapabilityHint = (hint: string | undefined): Either.Either<void, InvalidBody> =>
+  hint === undefined || CapabilityHintPattern.test(hint)
+    ? Either.void
+    : invalidBody(
+      `invalid request body: capability_hint: Expected a string matching the pattern ${CapabilityHintPattern.source}, ` +
+        `actual ${JSON.stringify(hint)}`
+    )
+
+/** Compiles a request; the first problem in check order wins. */
+export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Either.Either<RunSpec, RunSpecError> => {
+  if (present(request.state) === present(request.messages)) {
+    return invalidBody("send exactly one of `state` and `messages`")
+  }
+  if (request.messages !== undefined && request.messages.length === 0) return invalidBody("`messages` is empty")
+  const prompt = request.messages !== undefined ? renderMessages(request.messages) : renderState(request.state)
+  const promptPart = request.messages !== undefined ? { messages: request.messages } : { state: request.state }
+  if (request.kind === "decision") {
+    if (request.schema !== undefined) return invalidBody("`schema` belongs to verdict runs")
+    const plan = compileQuestions(request.questions ?? {})
+    if (Either.isLeft(plan)) return Either.left(plan.left)
+    if (request.model !== undefined && request.model !== model.id && request.model !== model.alias) {
+      return Either.left(new UnknownModel({
+        message: `model must be ${JSON.stringify(model.id)} or ${JSON.stringify(model.alias)}`
+      }))
+    }
+    const hint = checkCapabilityHint(request.capability_hint)
+    if (Either.isLeft(hint)) return Either.left(hint.left)
+    const draws = request.draws ?? 1
+    const thinkTokens = request.think_tokens ?? 0
+    const contract = { instructions: request.instructions, questions: request.questions }
+    const estimate = checkInputEstimate("decision", inputEstimate({
+      promptBytes: promptBytes(prompt),
+      contractBytes: contractBytes(contract)
+    }))
+    if (Either.isLeft(estimate)) return Either.left(estimate.left)
+    const calls = plan.right.questions.length * draws * (thinkTokens > 0 ? 2 : 1)
+    const perCall = request.max_output_tokens ?? Math.max(1, thinkTokens)
+    return Either.right({
+      kind: "decision",
+      plan: plan.right,
+      prompt,
+      inputDigest: canonicalDigest({ kind: "decision", ...promptPart, ...contract, draws, think_tokens: thinkTokens }),
+      inputTokens: estimate.right,
+      deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.right),
+      holdTokens: estimate.right + perCall * calls,
+      draws,
+      thinkTokens,
+      maxOutputTokens: request.max_output_tokens
+    })
+  }
+  for (const field of ["questions", "draws", "think_tokens", "model"] as const) {
+    if (request[field] !== undefined) return invalidBody(`\`${field}\` belongs to decision runs`)
+  }
+  if (request.deadline_ms !== undefined && request.deadline_ms > MAX_VERDICT_DEADLINE_MS) {
+    return invalidBody(`deadline_ms: a verdict's deadline is 1 to ${MAX_VERDICT_DEADLINE_MS} ms`)
+  }
+  const schema = checkVerdictSchema(request.schema)
+  if (Either.isLeft(schema)) return Either.left(schema.left)
+  const hint = checkCapabilityHint(request.capability_hint)
+  if (Either.isLeft(hint)) return Either.left(hint.left)
+  const contract = { instructions: request.instructions, schema: schema.right }
+  const estimate = checkInputEstimate("verdict", inputEstimate({
+    promptBytes: promptBytes(prompt),
+    contractBytes: contractBytes(contract)
+  }))
+  if (Either.isLeft(estimate)) return Either.left(estimate.left)
+  return Either.right({
+    kind: "verdict",
+    plan: null,
+    prompt,
+    inputDigest: canonicalDigest({ kind: "verdict", ...promptPart, ...contract }),
+    inputTokens: estimate.right,
+    deadlineMs: request.deadline_ms ?? defaultDeadlineMs("verdict", estimate.right),
+    holdTokens: estimate.right + (request.max_output_tokens ?? DefaultVerdictOutputTokens),
+    draws: 1,
+    thinkTokens: 0,
+    maxOutputTokens: request.max_output_tokens
+  })
+}

@@ -1,0 +1,68 @@
+/**
+ * Runs on the wire (decisions.md, Runs): `run_` + 32 hex ids (both spellings accepted on the way in), optional
+ * fields omitted when they have no value, timestamps at second precision.
+ */
+import { Option } from "effect"
+import { formatTimestamp } from "../../schema/Ids.js"
+import type { RunRow } from "./RunsRepo.js"
+
+const Compact = /^run_([0-9a-f]{32})$/
+const Hyphenated = /^run_([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/
+
+/** `run_` + 32 hex of a uuid. */
+export const runId = (uuid: string): string => `run_${uuid.replace(/-/g, "")}`
+
+/** `run_` + the hyphenated uuid (the usage routes' spelling). */
+export const hyphenatedRunId = (uuid: string): string => `run_${uuid}`
+
+/** The uuid of a run id in either spelling; none for anything else. */
+export const parseRunId = (value: string): Option.Option<string> => {
+  const lower = value.toLowerCase() === value ? value : ""
+  const compact = Compact.exec(lower)
+  if (compact !== null) {
+    const hex = compact[1]!
+    return Option.some(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`)
+  }
+  const hyphenated = Hyphenated.exec(lower)
+  return hyphenated === null ? Option.none() : Option.some(hyphenated.slice(1).join("-"))
+}
+
+/** A run as the API returns it. */
+export interface RunView {
+  readonly run_id: string
+  readonly kind: "decision" | "verdict"
+  readonly state: "pending" | "completed" | "failed"
+  readonly input_digest: string
+  readonly output_digest?: string
+  readonly replayed: boolean
+  readonly decision?: {
+    readonly model: string
+    readonly answers: Readonly<Record<string, unknown>>
+    readonly skipped?: Readonly<Record<string, unknown>>
+  }
+  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
+  readonly cost_micros?: number
+  readonly created_at: string
+  readonly settled_at?: string
+  readonly error?: { readonly code: string; readonly message: string }
+}
+
+/** The wire view of a stored run. */
+export const runView = (row: RunRow, replayed: boolean): RunView => {
+  const output = row.output as { decision?: RunView["decision"] } | null
+  const settled = row.state !== "pending"
+  return {
+    run_id: runId(row.id),
+    kind: row.kind,
+    state: row.state,
+    input_digest: row.input_digest,
+    ...(row.output_digest === null ? {} : { output_digest: row.output_digest }),
+    replayed,
+    ...(output?.decision === undefined ? {} : { decision: output.decision }),
+    ...(settled ? { usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens } } : {}),
+    ...(settled ? { cost_micros: row.cost_micros } : {}),
+    created_at: formatTimestamp(row.created_at),
+    ...(row.settled_at === null ? {} : { settled_at: formatTimestamp(row.settled_at) }),
+    ...(row.error_code === null ? {} : { error: { code: row.error_code, message: row.error_message ?? "" } })
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The money invariants, checked against the stored rows after a test: every balance equals the sum of its
+ * transactions (grants + purchases - captured costs), the captured costs equal the costs of the runs that held
+ * credit, the quota counters equal what runs settled, and once every run has settled no hold is left behind.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+
+/** Asserts the invariants for every organization in the database. */
+export const assertMoneyInvariants = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const accounts = yield* sql<{
+    organization_id: string
+    balance_micros: number
+    reserved_micros: number
+    transactions: number
+    usage: number
+    captured: number
+  }>`SELECT a.organization_id, a.balance_micros, a.reserved_micros,
+      COALESCE((SELECT sum(amount_micros) FROM credit_transactions t WHERE t.organization_id = a.organization_id), 0)::bigint AS transactions,
+      COALESCE((SELECT sum(amount_micros) FROM credit_transactions t WHERE t.organization_id = a.organization_id AND t.kind = 'usage'), 0)::bigint AS usage,
+      COALESCE((SELECT sum(cost_micros) FROM runs r WHERE r.organization_id = a.organization_id AND r.hold_credit), 0)::bigint AS captured
+    FROM credit_accounts a`
+  for (const account of accounts) {
+    assert.strictEqual(account.balance_micros, account.transactions, `balance = sum of transactions (${account.organization_id})`)
+    assert.strictEqual(-account.usage, account.captured, `usage transactions = captured run costs (${account.organization_id})`)
+    assert.strictEqual(account.reserved_micros, 0, `no credit hold left (${account.organization_id})`)
+  }
+  const periods = yield* sql<{ organization_id: string; spend_settled_micros: number; spend_reserved_micros: number; tokens_settled: number; tokens_reserved: number; spend: number; tokens: number }>`
+    SELECT p.organization_id, p.spend_settled_micros, p.spend_reserved_micros, p.tokens_settled, p.tokens_reserved,
+      COALESCE((SELECT sum(cost_micros) FROM runs r WHERE r.organization_id = p.organization_id AND r.period = p.period), 0)::bigint AS spend,
+      COALESCE((SELECT sum(input_tokens + output_tokens) FROM runs r WHERE r.organization_id = p.organization_id AND r.period = p.period), 0)::bigint AS tokens
+    FROM quota_periods p`
+  for (const period of periods) {
+    assert.strictEqual(period.spend_settled_micros, period.spend, `quota spend = run costs (${period.organization_id})`)
+    assert.strictEqual(period.tokens_settled, period.tokens, `quota tokens = run tokens (${period.organization_id})`)
+    assert.strictEqual(period.spend_reserved_micros, 0, `no spend hold left (${period.organization_id})`)
+    assert.strictEqual(period.tokens_reserved, 0, `no token hold left (${period.organization_id})`)
+  }
+  const [held] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM runs WHERE held`
+  assert.strictEqual(held!.n, 0, "no run still holds")
+  const [ledger] = yield* sql<{ mismatched: number }>`SELECT count(*)::int AS mismatched FROM runs r
+    WHERE r.cost_micros <> COALESCE((SELECT sum(cost_micros) FROM ledger_entries l WHERE l.run_id = r.id), 0)`
+  assert.strictEqual(ledger!.mismatched, 0, "every run's cost is the sum of its ledger entries")
+})
+
+/** Gives an organization credit through the credit store (as `credit grant` does). */
+export const grantCredit = (organizationId: string, amountMicros: number) =>
+  Effect.flatMap(
+    Effect.promise(() => import("../../src/billing/CreditStore.js")),
+    ({ CreditStore }) =>
+      Effect.flatMap(CreditStore, (store) =>
+        store.credit({
+          organizationId,
+          id: `txn_${crypto.randomUUID().replace(/-/g, "")}`,
+          kind: "grant",
+          amountMicros,
+          description: "test grant"
+        }))
+  )
