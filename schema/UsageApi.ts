@@ -1,0 +1,159 @@
+/**
+ * Usage and quota (spec, "Usage and quota", "Usage, ledger and other resources"; decisions.md, "Usage and quota").
+ * Query problems are the plain-text `400 Failed to deserialize query string` (unknown, repeated or non-whole-number
+ * parameters); the window and limit rules are checked by the service and answer `400 invalid_parameter`, so the
+ * timestamps travel as plain strings here. Run ids in these responses are hyphenated; optional fields send null.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "./Auth.js"
+import { PlainRequestShape } from "./Boundary.js"
+import { InvalidParameter, RunNotFound, ScopeDenied, wire } from "./Errors.js"
+import { OrganizationId, Timestamp } from "./Ids.js"
+import { RequiredScope } from "./Scope.js"
+import { StrictStruct } from "./Strict.js"
+
+const Count = Schema.Int.pipe(Schema.nonNegative())
+
+const TimestampParam = Schema.String.annotations({
+  description: "YYYY-MM-DDTHH:MM:SSZ; send both bounds or neither (default: the current UTC calendar month)"
+})
+
+const WindowParams = {
+  start_at: Schema.optional(TimestampParam),
+  end_at: Schema.optional(TimestampParam)
+}
+
+/** `limit` of the ledger: a whole number (anything else is the plain-text query rejection). */
+const LimitParam = Schema.String.pipe(
+  Schema.pattern(/^-?\d+$/, { message: () => "expected a whole number" })
+).annotations({ description: "1 to 200, default 50; above 200 clamped to 200; below 1 is invalid_parameter" })
+
+/** The half-open window `[start_at, end_at)` a response covers. */
+export const UsageWindow = Schema.Struct({ start_at: Timestamp, end_at: Timestamp })
+
+/** Token counts. */
+export const TokenCounts = Schema.Struct({ input_tokens: Count, output_tokens: Count, total_tokens: Count })
+
+/** `GET /v1/usage`: runs created in the window, their tokens and spend. */
+export const UsageRollup = Schema.Struct({
+  organization_id: OrganizationId,
+  window: UsageWindow,
+  runs: Schema.Struct({ total: Count, completed: Count, failed: Count, in_flight: Count }),
+  tokens: TokenCounts,
+  spend: Schema.Struct({
+    reserved_micros: Count.annotations({ description: "holds of the window's runs still in flight" }),
+    settled_micros: Count.annotations({ description: "cost of the window's settled runs" }),
+    unsettled_micros: Count.annotations({ description: "cost of calls already answered for runs not yet settled" })
+  })
+}).annotations({ identifier: "UsageRollup" })
+
+/** One model call. */
+export const LedgerEntry = Schema.Struct({
+  run_id: Schema.String.annotations({ description: "run_ + hyphenated uuid" }),
+  retry_ordinal: Count,
+  provider: Schema.String,
+  model_id: Schema.String,
+  provider_request_id: Schema.NullOr(Schema.String),
+  status: Schema.Literal("succeeded", "failed"),
+  tokens: TokenCounts,
+  cost_micros: Count,
+  created_at: Timestamp
+}).annotations({ identifier: "LedgerEntry" })
+
+/** `GET /v1/usage/ledger`: the window's model calls, newest first. */
+export const UsageLedger = Schema.Struct({
+  organization_id: OrganizationId,
+  window: UsageWindow,
+  limit: Schema.Int.pipe(Schema.between(1, 200)),
+  entries: Schema.Array(LedgerEntry)
+}).annotations({ identifier: "UsageLedger" })
+
+/** One UTC day of the daily series. */
+export const UsageDay = Schema.Struct({
+  date: Schema.String.annotations({ description: "YYYY-MM-DD (UTC)" }),
+  runs: Count,
+  input_tokens: Count,
+  output_tokens: Count,
+  spend_micros: Count.annotations({ description: "cost of the runs created that day" })
+})
+
+/** `GET /v1/usage/daily`: every UTC day of the window, oldest first, zero-filled. */
+export const UsageDaily = Schema.Struct({
+  organization_id: OrganizationId,
+  window: UsageWindow,
+  days: Schema.Array(UsageDay)
+}).annotations({ identifier: "UsageDaily" })
+
+/** `GET /v1/usage/runs/{run_id}`: one run's usage and its model calls, oldest first. */
+export const RunUsage = Schema.Struct({
+  run_id: Schema.String.annotations({ description: "run_ + hyphenated uuid" }),
+  organization_id: OrganizationId,
+  kind: Schema.Literal("decision", "verdict"),
+  state: Schema.Literal("pending", "completed", "failed"),
+  created_at: Timestamp,
+  settled_at: Schema.NullOr(Timestamp),
+  tokens: TokenCounts,
+  cost_micros: Count,
+  reserved_micros: Count.annotations({ description: "the spend hold the run still has (0 once released)" }),
+  calls: Schema.Array(LedgerEntry)
+}).annotations({ identifier: "RunUsage" })
+
+/** `GET /v1/quota`: the current UTC month's limits, consumption and what remains (null where no limit is set). */
+export const Quota = Schema.Struct({
+  organization_id: OrganizationId,
+  period: UsageWindow,
+  period_spend_limit_micros: Schema.NullOr(Count),
+  period_token_limit: Schema.NullOr(Count),
+  spend_settled_micros: Count,
+  spend_reserved_micros: Count,
+  spend_remaining_micros: Schema.NullOr(Count),
+  tokens_settled: Count.annotations({ description: "input plus output tokens" }),
+  tokens_reserved: Count,
+  tokens_remaining: Schema.NullOr(Count)
+}).annotations({ identifier: "Quota" })
+
+/** The usage group. */
+export class UsageApi extends HttpApiGroup.make("usage")
+  .add(
+    HttpApiEndpoint.get("rollup", "/v1/usage")
+      .setUrlParams(StrictStruct(WindowParams))
+      .addSuccess(UsageRollup)
+      .addError(wire(InvalidParameter))
+      .annotate(RequiredScope, "usage_read")
+      .annotate(OpenApi.Summary, "Runs, tokens and spend of the runs created in the window")
+  )
+  .add(
+    HttpApiEndpoint.get("ledger", "/v1/usage/ledger")
+      .setUrlParams(StrictStruct({ ...WindowParams, limit: Schema.optional(LimitParam) }))
+      .addSuccess(UsageLedger)
+      .addError(wire(InvalidParameter))
+      .annotate(RequiredScope, "usage_read")
+      .annotate(OpenApi.Summary, "One entry per model call recorded in the window, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("daily", "/v1/usage/daily")
+      .setUrlParams(StrictStruct(WindowParams))
+      .addSuccess(UsageDaily)
+      .addError(wire(InvalidParameter))
+      .annotate(RequiredScope, "usage_read")
+      .annotate(OpenApi.Summary, "One row per UTC day a window of at most 92 days touches, oldest first, zero-filled")
+  )
+  .add(
+    HttpApiEndpoint.get("run", "/v1/usage/runs/:run_id")
+      .setPath(Schema.Struct({ run_id: Schema.String }))
+      .addSuccess(RunUsage)
+      .addError(wire(RunNotFound))
+      .annotate(RequiredScope, "usage_read")
+      .annotate(OpenApi.Summary, "Usage of one run (either id spelling) with its model calls")
+  )
+  .add(
+    HttpApiEndpoint.get("quota", "/v1/quota")
+      .addSuccess(Quota)
+      .annotate(RequiredScope, "usage_read")
+      .annotate(OpenApi.Summary, "Limits, consumption and remaining amounts of the current UTC month")
+  )
+  .addError(wire(ScopeDenied))
+  .middleware(PlainRequestShape)
+  .middleware(Authentication)
+{}

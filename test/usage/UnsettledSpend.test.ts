@@ -1,0 +1,130 @@
+/**
+ * Calls already answered for runs not yet settled (decisions.md, Precise rules): a run still reading has its
+ * answered calls in the ledger and in its per-run usage within moments, and the rollup counts their cost as
+ * `unsettled_micros`, apart from the settled spend; settlement then keeps each call once and bills the run exactly
+ * its ledger. A run whose process died after a call was answered is settled by the sweeper as `failed`, billed for
+ * that call.
+ */
+import { SqlClient } from "@effect/sql"
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Either, Fiber } from "effect"
+import { Admission } from "../../src/runs/Admission.js"
+import { CallRecorder, EarlyRecordDelayMs } from "../../src/runs/CallRecorder.js"
+import { SPEND_CEILING_MICROS } from "../../src/runs/Pricing.js"
+import { compileRunSpec } from "../../src/runs/RunSpec.js"
+import { sweepOnce } from "../../src/runs/Sweeper.js"
+import { FakeUpstream } from "../support/FakeUpstream.js"
+import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
+import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
+import { seedOrganization } from "../support/Seed.js"
+import { getJson, hyphenated } from "../support/Usage.js"
+import { TestServerWithUpstreamLive } from "../support/TestServer.js"
+
+const twoStages = {
+  kind: "decision",
+  state: "I was charged twice for order 84-1192.",
+  questions: {
+    refund: { type: "noul", instructions: "Does the customer ask for a refund?" },
+    urgent: { type: "noul", instructions: "Is it urgent?", depends_on: ["refund"] }
+  }
+}
+
+const usage = { prompt_tokens: 1_000, completion_tokens: 1 }
+
+layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
+  describe("a run still reading", () => {
+    it.effect("its answered call is in the ledger, in its usage and in unsettled_micros; settlement keeps it once", () =>
+      Effect.gen(function*() {
+        const upstream = yield* FakeUpstream
+        const { organizationId, secret } = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organizationId, 100_000)
+        yield* upstream.script(
+          { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-first" },
+          { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.2, B: 0.8 }, usage, id: "chatcmpl-second" } }
+        )
+        const running = yield* Effect.fork(postRun(secret, twoStages, freshKey()))
+        yield* Effect.sleep(EarlyRecordDelayMs + 600)
+
+        const sql = yield* SqlClient.SqlClient
+        const [pending] = yield* sql<{ id: string }>`SELECT id::text FROM runs WHERE organization_id = ${organizationId}`
+        const runId = hyphenated(`run_${pending!.id.replace(/-/g, "")}`)
+        const rollup = yield* getJson("/v1/usage", secret)
+        assert.deepStrictEqual(rollup.runs, { total: 1, completed: 0, failed: 0, in_flight: 1 })
+        assert.deepStrictEqual(rollup.spend, { reserved_micros: SPEND_CEILING_MICROS, settled_micros: 0, unsettled_micros: 43 })
+        const during = yield* getJson(`/v1/usage/runs/${runId}`, secret)
+        assert.deepStrictEqual(during.calls.map((entry: any) => [entry.provider_request_id, entry.cost_micros]), [["chatcmpl-first", 43]])
+        const ledger = (yield* getJson("/v1/usage/ledger", secret)).entries
+        assert.deepStrictEqual(ledger.map((entry: any) => entry.provider_request_id), ["chatcmpl-first"])
+
+        const finished = (yield* Fiber.join(running)).json()
+        assert.strictEqual(finished.state, "completed")
+        assert.strictEqual(finished.cost_micros, 86)
+        const after = yield* getJson("/v1/usage", secret)
+        assert.deepStrictEqual(after.spend, { reserved_micros: 0, settled_micros: 86, unsettled_micros: 0 })
+        const calls = (yield* getJson(`/v1/usage/runs/${runId}`, secret)).calls
+        assert.deepStrictEqual(calls.map((entry: any) => entry.provider_request_id).sort(), ["chatcmpl-first", "chatcmpl-second"])
+        const billing = yield* getJson("/v1/billing", secret)
+        assert.strictEqual(billing.balance_micros, 100_000 - 86)
+        yield* assertMoneyInvariants
+      }), { timeout: 30_000 })
+
+    it.effect("a run that settles within the delay writes its calls once, at settlement", () =>
+      Effect.gen(function*() {
+        const upstream = yield* FakeUpstream
+        yield* upstream.reset
+        const { organizationId, secret } = yield* seedOrganization()
+        const run = (yield* postRun(secret, oneQuestion())).json()
+        assert.strictEqual(run.state, "completed")
+        const sql = yield* SqlClient.SqlClient
+        const [entries] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM ledger_entries WHERE organization_id = ${organizationId}`
+        assert.strictEqual(entries!.n, 1)
+      }))
+  })
+
+  describe("a run whose process died", () => {
+    it.effect("the sweeper settles it failed with deadline_exceeded and bills the calls recorded while it ran", () =>
+      Effect.gen(function*() {
+        const { organizationId, secret } = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organizationId, 50_000)
+        const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
+        const admitted = yield* (yield* Admission).admit({
+          organizationId,
+          origin: "runs",
+          idempotencyKey: freshKey(),
+          kind: "decision",
+          inputDigest: spec.inputDigest,
+          holdTokens: spec.holdTokens,
+          deadline: Date.now() + 1_000
+        })
+        assert.strictEqual(admitted._tag, "Admitted")
+        const runId = admitted._tag === "Admitted" ? admitted.run.id : ""
+        yield* (yield* CallRecorder).record(organizationId, [{
+          runId,
+          callIndex: 0,
+          retryOrdinal: 0,
+          provider: "openai",
+          modelId: "decision-1",
+          providerRequestId: "chatcmpl-orphan",
+          status: "succeeded",
+          inputTokens: 1_000,
+          outputTokens: 1,
+          costMicros: 43,
+          createdAt: new Date()
+        }])
+        const inFlight = yield* getJson("/v1/usage", secret)
+        assert.strictEqual(inFlight.spend.unsettled_micros, 43)
+
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE id = ${runId}::uuid`
+        assert.isAtLeast(yield* sweepOnce, 1)
+        const [run] = yield* sql<{ state: string; error_code: string | null; cost_micros: number; held: boolean }>`
+          SELECT state, error_code, cost_micros, held FROM runs WHERE id = ${runId}::uuid`
+        assert.deepStrictEqual(run, { state: "failed", error_code: "deadline_exceeded", cost_micros: 43, held: false })
+        const billing = yield* getJson("/v1/billing", secret)
+        assert.strictEqual(billing.balance_micros, 50_000 - 43)
+        const after = yield* getJson("/v1/usage", secret)
+        assert.deepStrictEqual(after.spend, { reserved_micros: 0, settled_micros: 43, unsettled_micros: 0 })
+        yield* assertMoneyInvariants
+      }))
+  })
+})
