@@ -1,0 +1,134 @@
+/**
+ * Billing (spec, "Billing"; decisions.md, "Billing"). Body and query problems here are the plain-text rejections;
+ * amount fields are unsigned (a negative one, or one that is not a number, is the plain-text 422), and any other
+ * number outside its bounds, not whole or beyond exact integers is `400 invalid_amount`, checked by the service.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "./Auth.js"
+import { PlainRequestShape } from "./Boundary.js"
+import { InvalidAmount, NotConfigured, PaymentMethodRequired, ScopeDenied, wire } from "./Errors.js"
+import { Timestamp } from "./Ids.js"
+import { RequiredScope } from "./Scope.js"
+import { StrictStruct } from "./Strict.js"
+
+const Micros = Schema.Int.annotations({ description: "micro-USD (1,000,000 = 1 US dollar)" })
+
+/** The amounts a request field accepts, for the document. */
+interface AcceptedMicros {
+  readonly minimum: number
+  readonly maximum: number
+  readonly multipleOf?: number
+  readonly description: string
+}
+
+/**
+ * An amount field of a request body: any JSON number that is not negative. Whether it is a whole number within its
+ * bounds is the service's check (`400 invalid_amount`, like any other out-of-range amount), so `1e30` or `2.5` is
+ * not a schema mismatch; the document still describes the amounts the service accepts.
+ */
+const RequestMicros = (accepted: AcceptedMicros) =>
+  Schema.Number.pipe(Schema.nonNegative()).annotations({
+    jsonSchema: {
+      type: "integer",
+      minimum: accepted.minimum,
+      maximum: accepted.maximum,
+      ...(accepted.multipleOf === undefined ? {} : { multipleOf: accepted.multipleOf }),
+      description: `${accepted.description}; a negative value or a non-number is the plain-text 422, any other ` +
+        "number outside these bounds (or not a whole number) is 400 invalid_amount"
+    }
+  })
+
+/** An amount that is charged to a card: 5 to 1,000 dollars in whole cents (no processor charges a fraction of one). */
+const ChargedMicros = RequestMicros({
+  minimum: 5_000_000,
+  maximum: 1_000_000_000,
+  multipleOf: 10_000,
+  description: "micro-USD charged to the card: 5,000,000 to 1,000,000,000 (5 to 1,000 US dollars), whole cents " +
+    "(a multiple of 10,000), since a payment processor cannot charge a fraction of a cent"
+})
+
+/** The auto-recharge threshold: compared with the balance, never charged, so any whole micro-USD amount. */
+const ThresholdMicros = RequestMicros({
+  minimum: 0,
+  maximum: 1_000_000_000,
+  description: "micro-USD: recharge when the balance falls below this; 0 to 1,000,000,000, any whole number (it " +
+    "is never charged)"
+})
+
+/** Auto-recharge settings. */
+export const AutoRechargeSettings = Schema.Struct({
+  enabled: Schema.Boolean,
+  threshold_micros: Micros,
+  amount_micros: Micros,
+  payment_method: Schema.NullOr(Schema.Struct({
+    id: Schema.String,
+    brand: Schema.NullOr(Schema.String),
+    last4: Schema.NullOr(Schema.String)
+  })),
+  last_failure: Schema.NullOr(Schema.Struct({
+    reason: Schema.String,
+    failed_at: Timestamp,
+    retry_at: Schema.NullOr(Timestamp).annotations({ description: "when the next recharge may be tried (end of the cool-down)" })
+  })).annotations({ description: "the last failed recharge (declined, needing the customer's action, or unreachable)" })
+})
+
+/** `GET /v1/billing`. */
+export const BillingSummary = Schema.Struct({
+  organization_id: Schema.String,
+  billing_enabled: Schema.Boolean,
+  balance_micros: Micros.annotations({ description: "signed" }),
+  reserved_micros: Micros,
+  available_micros: Micros,
+  auto_recharge: AutoRechargeSettings,
+  transactions: Schema.Array(Schema.Struct({
+    id: Schema.String.annotations({ description: "txn_ + 32 hex, or txn_usage_YYYYMMDD for a UTC day's usage" }),
+    kind: Schema.Literal("signup_credit", "purchase", "auto_recharge", "grant", "usage", "refund"),
+    amount_micros: Micros.annotations({ description: "signed" }),
+    description: Schema.String,
+    created_at: Timestamp
+  }))
+})
+
+/** The billing group. */
+export class BillingApi extends HttpApiGroup.make("billing")
+  .add(
+    HttpApiEndpoint.get("summary", "/v1/billing")
+      .addSuccess(BillingSummary)
+      .annotate(RequiredScope, "billing_read")
+      .annotate(OpenApi.Summary, "Balance, holds, auto-recharge settings and the last 50 transactions")
+  )
+  .add(
+    HttpApiEndpoint.post("checkout", "/v1/billing/checkout")
+      .setPayload(StrictStruct({ amount_micros: ChargedMicros }))
+      .addSuccess(Schema.Struct({
+        checkout_id: Schema.String,
+        checkout_url: Schema.String,
+        amount_micros: Micros,
+        expires_at: Timestamp
+      }))
+      .addError(wire(InvalidAmount))
+      .addError(wire(NotConfigured))
+      .annotate(RequiredScope, "billing_write")
+      .annotate(OpenApi.Summary, "A hosted checkout for buying 5 to 1,000 dollars of credit")
+  )
+  .add(
+    HttpApiEndpoint.post("portal", "/v1/billing/portal")
+      .addSuccess(Schema.Struct({ portal_url: Schema.String }))
+      .addError(wire(NotConfigured))
+      .annotate(RequiredScope, "billing_write")
+      .annotate(OpenApi.Summary, "The payment processor's billing portal (saved cards, receipts)")
+  )
+  .add(
+    HttpApiEndpoint.put("autoRecharge", "/v1/billing/auto-recharge")
+      .setPayload(StrictStruct({ enabled: Schema.Boolean, threshold_micros: ThresholdMicros, amount_micros: ChargedMicros }))
+      .addSuccess(AutoRechargeSettings)
+      .addError(wire(InvalidAmount))
+      .addError(wire(PaymentMethodRequired))
+      .annotate(RequiredScope, "billing_write")
+      .annotate(OpenApi.Summary, "Top the balance up when it falls below a threshold")
+  )
+  .addError(wire(ScopeDenied))
+  .middleware(PlainRequestShape)
+  .middleware(Authentication)
+{}

@@ -1,0 +1,87 @@
+/**
+ * Auto-recharge: after a settlement leaves an organization's balance under its threshold, one off-session charge of
+ * the configured amount, recorded as its own `auto_recharge` transaction. One recharge at a time per organization
+ * (an atomic claim in the database, across processes); the charge's idempotency key is the claim's id, so a claim
+ * retaken after a crash replays the processor's answer instead of charging again; a recharge that leaves the balance
+ * still under the threshold disarms further ones until credit arrives by other means (one dip, one charge);
+ * failures are recorded, shown in `GET /v1/billing` and cooled down (never retried in a loop).
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { orUnavailable } from "../db/Unavailable.js"
+import { BillingRepo } from "./BillingRepo.js"
+import { CreditStore } from "./CreditStore.js"
+import { PaymentProcessor } from "./PaymentProcessor.js"
+import { newTransactionId } from "./Transactions.js"
+
+/** How long a claimed recharge may run before another process may retake it (with the same id). */
+export const RechargeStaleSeconds = 300
+/** Cool-down after a declined charge or one needing the customer's action. */
+export const DeclinedCoolDownSeconds = 3_600
+/** Cool-down after the processor could not be reached. */
+export const UnreachableCoolDownSeconds = 120
+
+const make = Effect.gen(function*() {
+  const repo = yield* BillingRepo
+  const credit = yield* CreditStore
+  const processor = yield* PaymentProcessor
+
+  const recharge = (organizationId: string) =>
+    orUnavailable(Effect.gen(function*() {
+      const claim = yield* repo.claimRecharge(organizationId, `rch_${randomBytes(16).toString("hex")}`, RechargeStaleSeconds)
+      if (Option.isNone(claim)) return "not_needed" as const
+      const { amount_micros, customer_id, payment_method_id, recharge_id } = claim.value
+      const outcome = yield* Effect.either(processor.chargeOffSession({
+        organizationId,
+        customerId: customer_id,
+        paymentMethodId: payment_method_id,
+        amountMicros: amount_micros,
+        idempotencyKey: recharge_id
+      }))
+      if (outcome._tag === "Left") {
+        yield* repo.finishRecharge(organizationId, recharge_id, {
+          reason: `processor_unreachable: ${outcome.left.message}`,
+          coolDownSeconds: UnreachableCoolDownSeconds
+        })
+        return "failed" as const
+      }
+      if (outcome.right.status !== "succeeded") {
+        yield* repo.finishRecharge(organizationId, recharge_id, {
+          reason: `${outcome.right.status}: ${outcome.right.reason}`,
+          coolDownSeconds: DeclinedCoolDownSeconds
+        })
+        return "failed" as const
+      }
+      yield* credit.credit({
+        organizationId,
+        id: newTransactionId(),
+        kind: "auto_recharge",
+        amountMicros: amount_micros,
+        description: "Auto-recharge",
+        externalRef: `recharge:${recharge_id}`
+      })
+      yield* repo.finishRecharge(organizationId, recharge_id, null)
+      return "charged" as const
+    }))
+
+  return {
+    /** Recharges the organization now if it needs it; says what happened. */
+    recharge,
+    /**
+     * After a settlement: recharges in the background when settlement found the balance under the threshold with
+     * a recharge allowed (the recharge's own claim decides, atomically, whether it runs).
+     */
+    afterSettlement: (organizationId: string, result: { readonly rechargeDue: boolean }) =>
+      result.rechargeDue
+        ? Effect.asVoid(Effect.forkDaemon(
+          recharge(organizationId).pipe(Effect.catchAll((error) => Effect.logWarning("auto-recharge failed", error)))
+        ))
+        : Effect.void
+  }
+})
+
+/** Auto-recharge. */
+export class AutoRecharge extends Context.Tag("AutoRecharge")<AutoRecharge, Effect.Effect.Success<typeof make>>() {
+  /** Auto-recharge over the billing repository, the credit store and the payment processor. */
+  static readonly layer = Layer.effect(AutoRecharge, make)
+}

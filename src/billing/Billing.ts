@@ -1,0 +1,230 @@
+/**
+ * Billing: the balance and its transactions, credit purchases through the payment processor's checkout (credited
+ * exactly once, when the processor confirms payment: Stripe's webhook, or the local processor's own page), the
+ * processor's portal, and the auto-recharge settings. Checkouts and recharges are 5 to 1,000 dollars in whole cents
+ * (they are charged, and no processor charges a fraction of a cent); the auto-recharge threshold, never charged, is
+ * any whole number of micro-USD from 0 to 1,000 dollars. Any other amount the schema let through (a non-negative
+ * JSON number, possibly huge or fractional) is `400 invalid_amount`.
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import { InvalidAmount, NotConfigured, PaymentMethodRequired } from "../../schema/Errors.js"
+import { formatTimestamp } from "../../schema/Ids.js"
+import { AppConfig } from "../AppConfig.js"
+import { orUnavailable } from "../db/Unavailable.js"
+import { BillingRepo, type SettingsRow } from "./BillingRepo.js"
+import { CreditStore } from "./CreditStore.js"
+import { PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
+import { newTransactionId } from "./Transactions.js"
+
+/** Fewest micro-USD of a purchase or recharge (5 dollars). */
+export const MinPurchaseMicros = 5_000_000
+/** Most micro-USD of a purchase, a recharge or a threshold (1,000 dollars). */
+export const MaxPurchaseMicros = 1_000_000_000
+/** How long a checkout link stays open. */
+export const CheckoutLifetimeMs = 60 * 60_000
+
+const MicrosPerCent = 10_000
+
+/** The bounds of one amount field. */
+interface AmountRule {
+  readonly name: string
+  readonly min: number
+  /** True for an amount that is charged: it must be whole cents. */
+  readonly charged: boolean
+}
+
+const PurchaseAmount: AmountRule = { name: "amount_micros", min: MinPurchaseMicros, charged: true }
+const RechargeAmount: AmountRule = { name: "amount_micros", min: MinPurchaseMicros, charged: true }
+const RechargeThreshold: AmountRule = { name: "threshold_micros", min: 0, charged: false }
+
+/**
+ * `400 invalid_amount` unless `value` is a whole number within the rule's bounds (the schema passes any
+ * non-negative JSON number, so this also refuses fractions, `1e30` and numbers past 2^53) and, for a charged amount,
+ * whole cents.
+ */
+const checkAmount = (rule: AmountRule, value: number): Effect.Effect<void, InvalidAmount> =>
+  !Number.isSafeInteger(value) || value < rule.min || value > MaxPurchaseMicros
+    ? Effect.fail(new InvalidAmount({
+      message: `${rule.name} must be a whole number of micro-USD from ${rule.min} to ${MaxPurchaseMicros}, got ${value}`
+    }))
+    : rule.charged && value % MicrosPerCent !== 0
+    ? Effect.fail(new InvalidAmount({
+      message: `${rule.name} must be whole cents (a multiple of ${MicrosPerCent} micro-USD), got ${value}: it is ` +
+        "charged to a card, and a payment processor cannot charge a fraction of a cent"
+    }))
+    : Effect.void
+
+/** The auto-recharge settings as the API shows them. */
+export const autoRechargeView = (settings: SettingsRow) => ({
+  enabled: settings.auto_recharge_enabled,
+  threshold_micros: settings.auto_recharge_threshold_micros,
+  amount_micros: settings.auto_recharge_amount_micros,
+  payment_method: settings.payment_method_id === null
+    ? null
+    : { id: settings.payment_method_id, brand: settings.payment_method_brand, last4: settings.payment_method_last4 },
+  last_failure: settings.recharge_failed_at === null
+    ? null
+    : {
+      reason: settings.recharge_failure_reason ?? "",
+      failed_at: formatTimestamp(settings.recharge_failed_at),
+      retry_at: settings.recharge_retry_after === null ? null : formatTimestamp(settings.recharge_retry_after)
+    }
+})
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const config = yield* AppConfig
+  const repo = yield* BillingRepo
+  const credit = yield* CreditStore
+  const processor = yield* PaymentProcessor
+  const base = AppConfig.publicBaseUrl(config)
+
+  const processorFailure = (error: { message: string }) =>
+    Effect.zipRight(
+      Effect.logWarning("payment processor failure", error.message),
+      Effect.fail(new NotConfigured({ message: "the payment processor could not be reached; try again shortly" }))
+    )
+
+  const ownerEmail = (organizationId: string) =>
+    Effect.map(
+      sql<{ email: string }>`SELECT email FROM members WHERE organization_id = ${organizationId} AND role = 'owner'
+        ORDER BY created_at LIMIT 1`,
+      (rows) => rows[0]?.email ?? null
+    )
+
+  /**
+   * Credits a paid checkout once, in one transaction with the processor event that reported it (so a delivery that
+   * fails half-way is redelivered and credited); false when it was credited before or is unknown.
+   */
+  const completeCheckout = (event: Extract<ProcessorEvent, { kind: "checkout_completed" }>, method: { brand: string | null; last4: string | null }) =>
+    orUnavailable(sql.withTransaction(Effect.gen(function*() {
+      if (!(yield* repo.recordEvent(event.eventId, event.kind))) return false
+      const paid = yield* repo.markPaid(event.checkoutId)
+      if (Option.isNone(paid)) return false
+      const checkout = paid.value
+      const amount = event.amountMicros > 0 ? event.amountMicros : checkout.amount_micros
+      yield* credit.credit({
+        organizationId: checkout.organization_id,
+        id: newTransactionId(),
+        kind: "purchase",
+        amountMicros: amount,
+        description: `Credit purchase (${checkout.id})`,
+        externalRef: `checkout:${checkout.id}`
+      })
+      yield* repo.saveCustomer(
+        checkout.organization_id,
+        event.customerId,
+        event.paymentMethodId === null ? null : { id: event.paymentMethodId, ...method }
+      )
+      yield* repo.rearm(checkout.organization_id)
+      return true
+    })))
+
+  return {
+    /** Balance, holds, auto-recharge settings and the last 50 transactions, newest first. */
+    summary: (organizationId: string) =>
+      orUnavailable(Effect.gen(function*() {
+        const [account] = yield* sql<{ billing_enabled: boolean; balance_micros: number; reserved_micros: number }>`
+          SELECT o.billing_enabled, COALESCE(a.balance_micros, 0) AS balance_micros,
+            COALESCE(a.reserved_micros, 0) AS reserved_micros
+          FROM organizations o LEFT JOIN credit_accounts a ON a.organization_id = o.id WHERE o.id = ${organizationId}`
+        const transactions = yield* credit.transactions(organizationId, 50)
+        const settings = yield* repo.settings(organizationId)
+        const balance = account?.balance_micros ?? 0
+        const reserved = account?.reserved_micros ?? 0
+        return {
+          organization_id: organizationId,
+          billing_enabled: account?.billing_enabled ?? false,
+          balance_micros: balance,
+          reserved_micros: reserved,
+          available_micros: balance - reserved,
+          auto_recharge: autoRechargeView(settings),
+          transactions: transactions.map((row) => ({
+            id: row.id,
+            kind: row.kind,
+            amount_micros: row.amount_micros,
+            description: row.description,
+            created_at: formatTimestamp(row.created_at)
+          }))
+        }
+      })),
+    /** Opens a checkout for a purchase of credit. */
+    checkout: (organizationId: string, amountMicros: number) =>
+      Effect.gen(function*() {
+        yield* checkAmount(PurchaseAmount, amountMicros)
+        const id = `chk_${newTransactionId().slice(4)}`
+        const expiresAt = new Date(Date.now() + CheckoutLifetimeMs)
+        const settings = yield* orUnavailable(repo.settings(organizationId))
+        const email = yield* orUnavailable(ownerEmail(organizationId))
+        yield* orUnavailable(repo.insertCheckout({ id, organizationId, amountMicros, processor: processor.name, expiresAt }))
+        const session = yield* processor.createCheckout({
+          checkoutId: id,
+          organizationId,
+          amountMicros,
+          customerId: settings.processor_customer_id,
+          customerEmail: email,
+          successUrl: `${base}/billing/return?checkout_id=${id}&result=paid`,
+          cancelUrl: `${base}/billing/return?checkout_id=${id}&result=cancelled`,
+          expiresAt
+        }).pipe(Effect.catchAll(processorFailure))
+        yield* orUnavailable(repo.setCheckoutSession(id, session.processorRef, session.url))
+        return { checkout_id: id, checkout_url: session.url, amount_micros: amountMicros, expires_at: formatTimestamp(expiresAt) }
+      }),
+    /** Opens the processor's billing portal. */
+    portal: (organizationId: string) =>
+      Effect.gen(function*() {
+        const settings = yield* orUnavailable(repo.settings(organizationId))
+        const email = yield* orUnavailable(ownerEmail(organizationId))
+        const portal = yield* processor.createPortal({
+          organizationId,
+          customerId: settings.processor_customer_id,
+          customerEmail: email,
+          returnUrl: base
+        }).pipe(Effect.catchAll(processorFailure))
+        if (portal.customerId !== null && portal.customerId !== settings.processor_customer_id) {
+          yield* orUnavailable(repo.saveCustomer(organizationId, portal.customerId, null))
+        }
+        return { portal_url: portal.url }
+      }),
+    /** Saves the auto-recharge settings; enabling needs a saved payment method. */
+    setAutoRecharge: (organizationId: string, input: { enabled: boolean; threshold_micros: number; amount_micros: number }) =>
+      Effect.gen(function*() {
+        yield* checkAmount(RechargeThreshold, input.threshold_micros)
+        yield* checkAmount(RechargeAmount, input.amount_micros)
+        if (input.enabled) {
+          const settings = yield* orUnavailable(repo.settings(organizationId))
+          if (settings.payment_method_id === null) {
+            return yield* new PaymentMethodRequired({
+              message: "save a payment method first: buy credit once through a checkout"
+            })
+          }
+        }
+        const saved = yield* orUnavailable(repo.setAutoRecharge(organizationId, {
+          enabled: input.enabled,
+          thresholdMicros: input.threshold_micros,
+          amountMicros: input.amount_micros
+        }))
+        return autoRechargeView(saved)
+      }),
+    /** Credits a completed checkout once (a webhook or the local page); false when it was credited before. */
+    completeCheckout,
+    /** A processor webhook: verified, recorded once, and acted on. */
+    handleWebhook: (rawBody: string, signature: string | undefined) =>
+      Effect.gen(function*() {
+        const event = yield* processor.parseWebhook(rawBody, signature)
+        if (event.kind !== "checkout_completed") {
+          yield* orUnavailable(repo.recordEvent(event.eventId, event.kind))
+          return { received: true, credited: false }
+        }
+        const credited = yield* completeCheckout(event, { brand: null, last4: null })
+        return { received: true, credited }
+      })
+  }
+})
+
+/** The billing service. */
+export class Billing extends Context.Tag("Billing")<Billing, Effect.Effect.Success<typeof make>>() {
+  /** Billing over its repository, the credit store and the payment processor. */
+  static readonly layer = Layer.effect(Billing, make)
+}

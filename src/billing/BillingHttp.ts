@@ -1,0 +1,20 @@
+/** Handlers of the billing group. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../../schema/Api.js"
+import { Actor } from "../../schema/Auth.js"
+import { enforceScopes } from "../auth/Scopes.js"
+import { Billing } from "./Billing.js"
+
+/** The billing group's handlers. */
+export const BillingHttp = HttpApiBuilder.group(Api, "billing", (handlers) =>
+  Effect.gen(function*() {
+    const billing = yield* Billing
+    return handlers
+      .handle("summary", () => Effect.flatMap(Actor, (actor) => billing.summary(actor.organizationId)))
+      .handle("checkout", ({ payload }) => Effect.flatMap(Actor, (actor) => billing.checkout(actor.organizationId, payload.amount_micros)))
+      .handle("portal", () => Effect.flatMap(Actor, (actor) => billing.portal(actor.organizationId)))
+      .handle("autoRecharge", ({ payload }) =>
+        Effect.flatMap(Actor, (actor) => billing.setAutoRecharge(actor.organizationId, payload)))
+      .pipe(enforceScopes)
+  }))

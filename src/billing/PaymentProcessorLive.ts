@@ -1,0 +1,46 @@
+/**
+ * The payment processor chosen by `BILLING_PROVIDER`: the built-in `local` processor (its pages served by this
+ * service under `PUBLIC_BASE_URL`, portal links signed with `LOCAL_BILLING_SIGNING_KEY` or, unset, a key made at
+ * start) or Stripe through its official SDK (`STRIPE_API_URL` points the SDK at a stand-in).
+ */
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { AppConfig } from "../AppConfig.js"
+import { LocalProcessor } from "./LocalProcessor.js"
+import { StripeProcessor } from "./StripeProcessor.js"
+
+/** The key that signs the local processor's portal links (shared by the processor and the portal page). */
+export class LocalSigningKey extends Context.Tag("LocalSigningKey")<LocalSigningKey, Redacted.Redacted>() {
+  /** `LOCAL_BILLING_SIGNING_KEY`, or a random key for the life of the process. */
+  static readonly layer = Layer.effect(
+    LocalSigningKey,
+    Effect.map(AppConfig, (config) =>
+      Option.getOrElse(config.localBillingSigningKey, () => Redacted.make(randomBytes(32).toString("hex"))))
+  )
+}
+
+/** The configured processor. */
+export const PaymentProcessorLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (config.billingProvider === "local") {
+      return LocalProcessor.layer({
+        publicBaseUrl: AppConfig.publicBaseUrl(config),
+        signingKey: yield* LocalSigningKey
+      })
+    }
+    const api = Option.map(config.stripeApiUrl, (url) => new URL(url))
+    return StripeProcessor.layer({
+      secretKey: Option.getOrThrow(config.stripeSecretKey),
+      webhookSecret: Option.getOrThrow(config.stripeWebhookSecret),
+      ...Option.match(api, {
+        onNone: () => ({}),
+        onSome: (url) => ({
+          apiHost: url.hostname,
+          apiPort: Number(url.port || (url.protocol === "http:" ? 80 : 443)),
+          apiProtocol: url.protocol === "http:" ? "http" as const : "https" as const
+        })
+      })
+    })
+  })
+)

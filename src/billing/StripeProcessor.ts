@@ -1,0 +1,153 @@
+/**
+ * The `stripe` PaymentProcessor: the transport only (the official SDK's client, its host, timeout and network
+ * retries, spans); every parameter and every mapping is StripeTranslation's. The SDK retries connection errors,
+ * 409s and 5xx with backoff, reusing one idempotency key per call, so a retried POST is never executed twice.
+ * A completed checkout's webhook carries only the PaymentIntent's id, so the saved card is read with one extra
+ * `GET /v1/payment_intents/:id`; when that read fails the event is still returned (the payment is confirmed and
+ * must be credited) with `paymentMethodId: null`, and a warning is logged.
+ */
+import { Clock, Effect, Layer, Redacted } from "effect"
+import Stripe from "stripe"
+import { InvalidWebhook, PaymentProcessor } from "./PaymentProcessor.js"
+import type { ChargeOutcome, OffSessionCharge, PortalRequest, ProcessorEvent } from "./PaymentProcessor.js"
+import {
+  checkoutParams,
+  customerParams,
+  failureOf,
+  idOf,
+  offSessionParams,
+  outcomeOfError,
+  outcomeOfIntent,
+  portalParams,
+  translateEvent
+} from "./StripeTranslation.js"
+
+/** How the adapter reaches Stripe; `apiHost`, `apiPort` and `apiProtocol` point it at a stand-in in tests. */
+export interface StripeProcessorOptions {
+  readonly secretKey: Redacted.Redacted
+  readonly webhookSecret: Redacted.Redacted
+  readonly apiHost?: string
+  readonly apiPort?: number
+  readonly apiProtocol?: "http" | "https"
+  /** ISO currency of every amount (default `usd`: credit is sold in US dollars). */
+  readonly currency?: string
+  /** Longest single HTTP attempt (default 20,000 ms; the SDK's own default of 80 s outlasts any caller). */
+  readonly timeoutMs?: number
+  /** Retries the SDK makes after a failed attempt (default 2). */
+  readonly maxNetworkRetries?: number
+}
+
+/** See `StripeProcessorOptions.timeoutMs`. */
+export const DEFAULT_TIMEOUT_MS = 20_000
+/** See `StripeProcessorOptions.maxNetworkRetries`. */
+export const DEFAULT_MAX_NETWORK_RETRIES = 2
+
+/** A Stripe SDK client configured from the options (no request is made). */
+export const stripeClient = (options: StripeProcessorOptions): Stripe =>
+  new Stripe(Redacted.value(options.secretKey), {
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxNetworkRetries: options.maxNetworkRetries ?? DEFAULT_MAX_NETWORK_RETRIES,
+    telemetry: false,
+    appInfo: { name: "arbiter" },
+    ...(options.apiHost !== undefined ? { host: options.apiHost } : {}),
+    ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
+    ...(options.apiProtocol !== undefined ? { protocol: options.apiProtocol } : {})
+  })
+
+const make = (options: StripeProcessorOptions) =>
+  Effect.sync(() => {
+    const stripe = stripeClient(options)
+    const currency = options.currency ?? "usd"
+    const call = <A>(operation: string, request: () => Promise<A>) =>
+      Effect.tryPromise({ try: request, catch: (error) => failureOf(operation, error) })
+
+    const paymentMethodOf = (paymentIntentId: string): Effect.Effect<string | null> =>
+      call("payment intent", () => stripe.paymentIntents.retrieve(paymentIntentId)).pipe(
+        Effect.map((intent) => idOf(intent.payment_method)),
+        Effect.catchAll((failure) =>
+          Effect.as(Effect.logWarning("paid checkout reported without its payment method", paymentIntentId, failure.message), null)
+        )
+      )
+
+    const createCustomer = (request: PortalRequest) => {
+      const { idempotencyKey, params } = customerParams(request)
+      return Effect.map(call("customer", () => stripe.customers.create(params, { idempotencyKey })), (customer) => customer.id)
+    }
+
+    const chargeOffSession = (charge: OffSessionCharge) =>
+      Effect.gen(function*() {
+        const { idempotencyKey, params } = yield* offSessionParams(charge, currency)
+        const answer = yield* Effect.either(Effect.tryPromise({
+          try: () => stripe.paymentIntents.create(params, { idempotencyKey }),
+          catch: (error) => error
+        }))
+        const outcome: ChargeOutcome = answer._tag === "Right"
+          ? yield* outcomeOfIntent(answer.right)
+          : yield* outcomeOfError(answer.left)
+        yield* Effect.annotateCurrentSpan("billing.charge_status", outcome.status)
+        return outcome
+      }).pipe(Effect.withSpan("StripeProcessor.chargeOffSession", {
+        attributes: { "billing.organization_id": charge.organizationId, "billing.amount_micros": charge.amountMicros }
+      }))
+
+    const parseWebhook = (rawBody: string, signatureHeader: string | undefined) =>
+      Effect.gen(function*() {
+        if (signatureHeader === undefined || signatureHeader.trim() === "") {
+          return yield* new InvalidWebhook({ message: "the Stripe-Signature header is missing" })
+        }
+        const translated = yield* Effect.try({
+          try: () =>
+            translateEvent(
+              stripe.webhooks.constructEvent(rawBody, signatureHeader, Redacted.value(options.webhookSecret)),
+              currency
+            ),
+          catch: (error) =>
+            new InvalidWebhook({
+              message: error instanceof Stripe.errors.StripeSignatureVerificationError
+                ? `signature verification failed: ${error.message}`
+                : "the webhook body is not a Stripe event"
+            })
+        })
+        if (translated.event.kind !== "checkout_completed" || translated.paymentIntentId === null) {
+          return translated.event
+        }
+        const paymentMethodId = yield* paymentMethodOf(translated.paymentIntentId)
+        const completed: ProcessorEvent = { ...translated.event, paymentMethodId }
+        return completed
+      }).pipe(Effect.withSpan("StripeProcessor.parseWebhook"))
+
+    return PaymentProcessor.of({
+      name: "stripe",
+      createCheckout: (request) =>
+        Effect.gen(function*() {
+          const nowMs = yield* Clock.currentTimeMillis
+          const { idempotencyKey, params } = yield* checkoutParams(request, { currency, nowMs })
+          const session = yield* call("checkout session", () => stripe.checkout.sessions.create(params, { idempotencyKey }))
+          if (session.url === null) {
+            return yield* failureOf("checkout session", new Error(`session ${session.id} has no hosted url`))
+          }
+          return { url: session.url, processorRef: session.id, customerId: idOf(session.customer) }
+        }).pipe(Effect.withSpan("StripeProcessor.createCheckout", {
+          attributes: { "billing.checkout_id": request.checkoutId, "billing.amount_micros": request.amountMicros }
+        })),
+      createPortal: (request) =>
+        Effect.gen(function*() {
+          const customerId = request.customerId ?? (yield* createCustomer(request))
+          const session = yield* call(
+            "billing portal session",
+            () => stripe.billingPortal.sessions.create(portalParams(customerId, request.returnUrl))
+          )
+          return { url: session.url, customerId }
+        }).pipe(Effect.withSpan("StripeProcessor.createPortal", {
+          attributes: { "billing.organization_id": request.organizationId }
+        })),
+      chargeOffSession,
+      parseWebhook
+    })
+  })
+
+/** The Stripe processor: `StripeProcessor.layer(options)` provides `PaymentProcessor` through the official SDK. */
+export const StripeProcessor = {
+  make,
+  layer: (options: StripeProcessorOptions): Layer.Layer<PaymentProcessor> => Layer.effect(PaymentProcessor, make(options))
+}
