@@ -1,0 +1,131 @@
+/**
+ * The Model Router (spec, "Model Router", "Router select request"; decisions.md, Router). Body and query problems
+ * here are JSON `400 invalid_body`; the body limit of `POST /v1/router/select` is 4 MiB (`413 body_too_large`). Its
+ * `Idempotency-Key` header is optional; when sent, the service checks it (1 to 255 bytes of visible ASCII). The
+ * schema refuses unknown keys at every depth, wrong types and out-of-range numbers; the rules that need the catalog
+ * or the taxonomy (policy, task type, domain, model ids, weights only with `balanced`) are checked by the service.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BodyLimit, LargeBodyLimit } from "./Annotations.js"
+import { Authentication } from "./Auth.js"
+import { JsonRequestShape } from "./Boundary.js"
+import {
+  BudgetExhausted,
+  DeadlineExceeded,
+  DecisionUnavailable,
+  IdempotencyConflict,
+  InputTooLarge,
+  InsufficientCredits,
+  InvalidIdempotencyKey,
+  InvalidPolicy,
+  NoEligibleModel,
+  OrganizationSpendQuotaExhausted,
+  OrganizationTokenQuotaExhausted,
+  ProviderBadResponse,
+  ProviderRateLimited,
+  ProviderUnavailable,
+  ScopeDenied,
+  UnknownModelId,
+  WeightsRequireBalanced,
+  wire
+} from "./Errors.js"
+import { ModelCatalog, SelectResponse, TaskTypeListing } from "./RouterResponses.js"
+import { RequiredScope } from "./Scope.js"
+import { OptionalNullable, StrictStruct } from "./Strict.js"
+
+const Finite = Schema.Number.pipe(Schema.finite())
+
+/** A turn of `messages`: only `user` and `assistant` roles. */
+export const SelectMessage = StrictStruct({
+  role: Schema.Literal("user", "assistant"),
+  content: Schema.String
+})
+
+/** `weights` of `balanced`: non-negative numbers, rescaled to sum to 1; a missing one counts 0. */
+export const SelectWeights = StrictStruct({
+  quality: Schema.optional(Finite.pipe(Schema.nonNegative())),
+  cost: Schema.optional(Finite.pipe(Schema.nonNegative())),
+  speed: Schema.optional(Finite.pipe(Schema.nonNegative()))
+})
+
+/** The catalog filters (`models`); an empty object keeps every model. */
+export const SelectFilters = StrictStruct({
+  include: Schema.optional(Schema.Array(Schema.String)),
+  exclude: Schema.optional(Schema.Array(Schema.String)),
+  providers: Schema.optional(Schema.Array(Schema.String)),
+  open_weights: OptionalNullable(Schema.Boolean),
+  max_price_per_mtok: OptionalNullable(Finite.pipe(Schema.nonNegative())),
+  min_context_tokens: OptionalNullable(Schema.Int.pipe(Schema.nonNegative())),
+  modalities: Schema.optional(Schema.Array(Schema.Literal("text", "image", "audio", "video")))
+})
+
+/** `POST /v1/router/select` body; `null` means absent for every nullable field. */
+export const SelectRequest = StrictStruct({
+  prompt: OptionalNullable(Schema.String),
+  messages: OptionalNullable(Schema.Array(SelectMessage)),
+  policy: OptionalNullable(Schema.String.annotations({
+    description: "balanced (default), cost_efficient, capability_heavy or domain_skills"
+  })),
+  domain: OptionalNullable(Schema.String.annotations({ description: "a family of GET /v1/router/task-types" })),
+  task_type: OptionalNullable(Schema.String.annotations({ description: "a task type of GET /v1/router/task-types" })),
+  latency: OptionalNullable(Schema.Literal("interactive", "standard", "batch")),
+  max_latency_ms: OptionalNullable(Finite.pipe(Schema.positive())),
+  weights: OptionalNullable(SelectWeights),
+  models: OptionalNullable(SelectFilters)
+})
+
+/** The decoded `POST /v1/router/select` body. */
+export type SelectRequest = typeof SelectRequest.Type
+
+/** The router group. */
+export class RouterApi extends HttpApiGroup.make("router")
+  .add(
+    HttpApiEndpoint.post("select", "/v1/router/select")
+      .setPayload(SelectRequest)
+      .setHeaders(Schema.Struct({
+        "idempotency-key": Schema.optional(Schema.String.annotations({
+          description: "optional; 1 to 255 bytes of visible ASCII; the same key and body replay the stored selection"
+        }))
+      }))
+      .addSuccess(SelectResponse)
+      .addError(wire(InvalidIdempotencyKey))
+      .addError(wire(InvalidPolicy))
+      .addError(wire(WeightsRequireBalanced))
+      .addError(wire(UnknownModelId))
+      .addError(wire(NoEligibleModel))
+      .addError(wire(InputTooLarge))
+      .addError(wire(OrganizationSpendQuotaExhausted))
+      .addError(wire(OrganizationTokenQuotaExhausted))
+      .addError(wire(IdempotencyConflict))
+      .addError(wire(InsufficientCredits))
+      .addError(wire(DecisionUnavailable))
+      .addError(wire(ProviderRateLimited))
+      .addError(wire(ProviderUnavailable))
+      .addError(wire(ProviderBadResponse))
+      .addError(wire(BudgetExhausted))
+      .addError(wire(DeadlineExceeded))
+      .annotate(BodyLimit, LargeBodyLimit)
+      .annotate(RequiredScope, "runs_write")
+      .annotate(
+        OpenApi.Summary,
+        "Classify a task and rank the catalog for it under a policy (optional header Idempotency-Key); billed as " +
+          "one decision run"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("taskTypes", "/v1/router/task-types")
+      .addSuccess(TaskTypeListing)
+      .annotate(RequiredScope, "runs_read")
+      .annotate(OpenApi.Summary, "The task taxonomy with each type's benchmark weights")
+  )
+  .add(
+    HttpApiEndpoint.get("models", "/v1/router/models")
+      .addSuccess(ModelCatalog)
+      .annotate(RequiredScope, "runs_read")
+      .annotate(OpenApi.Summary, "The model catalog the router ranks, with its snapshot dates")
+  )
+  .addError(wire(ScopeDenied))
+  .middleware(JsonRequestShape)
+  .middleware(Authentication)
+{}

@@ -1,0 +1,77 @@
+/**
+ * The shape of the benchmark-and-price catalog file (`data/catalog.json`, described in `data/README.md`): every
+ * field the service reads, strict on types; fields it does not read are allowed and dropped when decoding.
+ */
+import { Schema } from "effect"
+
+const Price = Schema.Number.pipe(Schema.nonNegative())
+const Normalized = Schema.Number.pipe(Schema.between(0, 1))
+
+/** One benchmark of the catalog's top-level `benchmarks` list (its id and display name). */
+export const CatalogBenchmark = Schema.Struct({
+  id: Schema.NonEmptyString,
+  name: Schema.String
+}).annotations({ identifier: "a benchmark object" })
+
+/** One of a model's three best benchmark placements, as the catalog route shows it. */
+export const ModelHighlight = Schema.Struct({
+  benchmark: Schema.String,
+  name: Schema.String,
+  value: Schema.Number,
+  rank: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+  of: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
+}).annotations({ identifier: "a highlight object" })
+
+/** The nine score axes of a model entry; an axis with no benchmark for the model is null. */
+export const ModelScores = Schema.Struct({
+  intelligence: Schema.NullOr(Schema.Number),
+  coding: Schema.NullOr(Schema.Number),
+  math: Schema.NullOr(Schema.Number),
+  reasoning: Schema.NullOr(Schema.Number),
+  knowledge: Schema.NullOr(Schema.Number),
+  agentic: Schema.NullOr(Schema.Number),
+  long_context: Schema.NullOr(Schema.Number),
+  instruction_following: Schema.NullOr(Schema.Number),
+  multilingual: Schema.NullOr(Schema.Number)
+}).annotations({ identifier: "a scores object" })
+
+/** One model configuration of the catalog, with prices in USD per million tokens. */
+export const CatalogModelEntry = Schema.Struct({
+  id: Schema.NonEmptyString,
+  name: Schema.String,
+  provider: Schema.NonEmptyString,
+  open_weights: Schema.Boolean,
+  context_tokens: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+  modalities: Schema.Array(Schema.String),
+  price_input_per_mtok: Price,
+  price_output_per_mtok: Price,
+  blended_price_per_mtok: Price,
+  reasoning_token_factor: Schema.NullOr(Schema.Number.pipe(Schema.positive())),
+  scores: ModelScores,
+  domains: Schema.Array(Schema.String),
+  highlights: Schema.Array(ModelHighlight),
+  benchmarks_measured: Schema.NonNegativeInt,
+  license: Schema.String,
+  released: Schema.String,
+  output_tokens_per_s: Schema.NullOr(Schema.Number.pipe(Schema.positive())),
+  ttft_ms: Schema.NullOr(Schema.Number.pipe(Schema.nonNegative())),
+  benchmarks_normalized: Schema.Record({ key: Schema.String, value: Schema.NullOr(Normalized) })
+}).annotations({ identifier: "a model object" })
+
+/** A decoded model entry. */
+export type CatalogModelEntry = typeof CatalogModelEntry.Type
+
+/** The whole catalog file. */
+export const CatalogFile = Schema.Struct({
+  as_of: Schema.String,
+  benchmarks_as_of: Schema.String,
+  source: Schema.String,
+  domains: Schema.Array(Schema.String),
+  task_types: Schema.Array(Schema.String),
+  policies: Schema.Array(Schema.String),
+  benchmarks: Schema.Array(CatalogBenchmark).pipe(Schema.minItems(1)),
+  models: Schema.Array(CatalogModelEntry).pipe(Schema.minItems(1))
+}).annotations({ identifier: "a catalog object" })
+
+/** A decoded catalog file. */
+export type CatalogFile = typeof CatalogFile.Type

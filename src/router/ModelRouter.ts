@@ -1,0 +1,109 @@
+/**
+ * The Model Router's flow for `POST /v1/router/select`, in this order: the idempotency key's format; the request's
+ * own checks (SelectRequest); the filters, so a request they leave empty is refused before anything is charged
+ * (Eligibility); the classification as one decision run of origin `router` through `Runs.execute` (admission,
+ * quota, credit, model calls, ledger and settlement exactly as `POST /v1/runs`; its `input_digest` is the select
+ * body's digest, so the same key with another body is `409 idempotency_conflict`); then the ranking, stored once
+ * per run so a replay returns it with `replayed` true and no charge. A replay whose run is still pending, or failed,
+ * is `409`. Without a key each request gets a fresh internal one: `auto ` + a random uuid (the space keeps it apart
+ * from every client key, which is visible ASCII).
+ */
+import { Context, Effect, Either, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import type { ActorShape } from "../../schema/Auth.js"
+import {
+  IdempotencyConflict,
+  type IdempotencyKeyRequired,
+  type InvalidIdempotencyKey,
+  NoEligibleModel
+} from "../../schema/Errors.js"
+import type { SelectRequest } from "../../schema/RouterApi.js"
+import type { SelectResponse } from "../../schema/RouterResponses.js"
+import { AppConfig } from "../AppConfig.js"
+import { checkIdempotencyKey, Runs, type RunTiming } from "../runs/Runs.js"
+import { runId } from "../runs/RunView.js"
+import type { RunRow } from "../runs/RunsRepo.js"
+import { catalogView, taskTypesView } from "./CatalogView.js"
+import { classificationSpec, compileClassification } from "./ClassificationRun.js"
+import { checkEligibility } from "./Eligibility.js"
+import { RouterData } from "./RouterData.js"
+import { RouterRepo } from "./RouterRepo.js"
+import { checkSelectRequest } from "./SelectRequest.js"
+import { decideSelection, type SelectionOutcome } from "./Selection.js"
+import { TaxonomyInvalid } from "./Taxonomy.js"
+
+/** Prefix of the internal idempotency key of a request sent without one. */
+export const AUTO_KEY_PREFIX = "auto "
+
+const impossible = (error: { readonly message: string }) => Effect.die(new Error(`unexpected: ${error.message}`))
+
+const notReady = (row: RunRow) =>
+  new IdempotencyConflict({
+    message: row.state === "pending"
+      ? `the classification ${runId(row.id)} of this idempotency key is not ready yet; send the request again later`
+      : `the classification ${runId(row.id)} of this idempotency key failed (${row.error_code ?? "error"}); ` +
+        "send the request with a new idempotency key"
+  })
+
+const present = (outcome: SelectionOutcome, replayed: boolean): Effect.Effect<SelectResponse, NoEligibleModel> =>
+  outcome._tag === "Selected"
+    ? Effect.succeed({ ...outcome.selection, replayed })
+    : Effect.fail(new NoEligibleModel({ message: outcome.message }))
+
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const data = yield* RouterData
+  const runs = yield* Runs
+  const repo = yield* RouterRepo
+  const plans = yield* Either.mapLeft(compileClassification(data.taxonomy), (problem) =>
+    new TaxonomyInvalid({ message: `${config.routerTaskTypesPath}: its classification questions are rejected: ${problem}` }))
+  const models = catalogView(data)
+  const taskTypes = taskTypesView(data)
+
+  const idempotencyKey = (header: string | undefined): Effect.Effect<string, InvalidIdempotencyKey> => {
+    if (header === undefined) return Effect.succeed(`${AUTO_KEY_PREFIX}${randomUUID()}`)
+    const checked: Either.Either<string, IdempotencyKeyRequired | InvalidIdempotencyKey> = checkIdempotencyKey(header)
+    if (Either.isRight(checked)) return Effect.succeed(checked.right)
+    return checked.left._tag === "invalid_idempotency_key" ? Effect.fail(checked.left) : impossible(checked.left)
+  }
+
+  return {
+    /** Classifies the task as one billed decision run and ranks the catalog for it; replays a stored selection. */
+    select: (actor: ActorShape, body: SelectRequest, idempotencyKeyHeader: string | undefined, timing: RunTiming) =>
+      Effect.gen(function*() {
+        const key = yield* idempotencyKey(idempotencyKeyHeader)
+        const request = yield* checkSelectRequest(body, data)
+        yield* checkEligibility(data, request)
+        const spec = yield* classificationSpec(plans, request)
+        const { replayed, row } = yield* runs.execute(actor.organizationId, "router", key, spec, timing).pipe(
+          Effect.catchTags({
+            invalid_decision_questions: impossible,
+            invalid_verdict_schema: impossible,
+            unknown_model: impossible,
+            no_route_available: impossible
+          })
+        )
+        if (row.state !== "completed") return yield* notReady(row)
+        const stored = replayed ? yield* repo.find(actor.organizationId, row.id) : Option.none<SelectionOutcome>()
+        const outcome = Option.isSome(stored)
+          ? stored.value
+          : yield* repo.store(
+            actor.organizationId,
+            row.id,
+            decideSelection({ data, request, run: row, decisionModel: config.decisionModelId })
+          )
+        yield* Effect.annotateCurrentSpan({ "router.policy": request.policy, "router.replayed": replayed })
+        return yield* present(outcome, replayed)
+      }).pipe(Effect.withSpan("router.select")),
+    /** The catalog as `GET /v1/router/models` returns it. */
+    models: Effect.succeed(models),
+    /** The taxonomy as `GET /v1/router/task-types` returns it. */
+    taskTypes: Effect.succeed(taskTypes)
+  }
+})
+
+/** The Model Router service. */
+export class ModelRouter extends Context.Tag("ModelRouter")<ModelRouter, Effect.Effect.Success<typeof make>>() {
+  /** The router over the loaded data, the runs flow and its selections table. */
+  static readonly layer = Layer.effect(ModelRouter, make)
+}
