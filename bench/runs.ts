@@ -1,0 +1,146 @@
+/**
+ * `npm run bench:runs`: decision runs (one question, a fresh idempotency key each, a ~1.4 KB body) through the whole
+ * service (a child process exactly as `npm start` runs it, on PostgreSQL) against a lean OpenAI-compatible upstream
+ * (its own process), beside the same chat request sent straight to the upstream in the same run. For 0 ms and 20 ms
+ * of upstream latency it prints the added latency at one request in flight, the throughput at 64 in flight across
+ * 100 organizations and for one busy organization, the service's CPU per run and the Server-Timing figures; then
+ * checks that admission never over-admits (credit for exactly 50 ceilings, 300 concurrent runs) and that under 4x
+ * overload every request is answered by its deadline plus 100 ms; and it checks the money invariants at the end.
+ */
+import pg from "pg"
+import { letterRequest } from "../src/providers/LetterReadout.js"
+import { createBenchDatabase } from "./support/BenchDatabase.js"
+import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
+import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
+import { cpuMillis, cpuMillisOfCommand, startNode } from "./support/Processes.js"
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const ticket = "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200)
+const runBody = (state: string) =>
+  JSON.stringify({
+    kind: "decision",
+    state,
+    questions: { refund: { type: "noul", instructions: "Does the customer ask for a refund of a duplicate charge?" } }
+  })
+const chatBody = JSON.stringify(letterRequest("bench", {
+  state: ticket,
+  context: [],
+  instructions: "Does the customer ask for a refund of a duplicate charge?",
+  type: "noul",
+  options: [{ name: "yes", description: null }, { name: "no", description: null }],
+  thinkTokens: 0
+}, null))
+
+let keys = 0
+const runRequest = (organizations: ReadonlyArray<BenchOrganization>) => () => {
+  const organization = organizations[keys % organizations.length]!
+  keys += 1
+  return {
+    method: "POST",
+    path: "/v1/runs",
+    headers: {
+      authorization: `Bearer ${organization.secret}`,
+      "content-type": "application/json",
+      "idempotency-key": `bench-${process.pid}-${keys}`
+    },
+    body: runBody(ticket)
+  }
+}
+const chatRequest = () => ({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: chatBody })
+
+const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
+const statusText = (result: LoadResult) =>
+  Object.entries(result.statuses).map(([status, count]) => `${status}x${count}`).join(" ") + (result.errors > 0 ? ` errors x${result.errors}` : "")
+
+const cpuLine = (result: LoadResult) =>
+  `CPU per run: service ${fmt(result.cpuPerRequest["service"] ?? NaN, 3)} ms, PostgreSQL ${fmt(result.cpuPerRequest["postgres"] ?? NaN, 3)} ms`
+
+const timingLine = (result: LoadResult) =>
+  ["admit", "upstream", "settle", "gateway", "total"]
+    .map((name) => `${name} p50 ${fmt(result.serverTiming[name]?.p50 ?? NaN)} p99 ${fmt(result.serverTiming[name]?.p99 ?? NaN)}`)
+    .join(" | ")
+
+const main = async () => {
+  const database = await createBenchDatabase()
+  const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
+  const service = await startNode("src/main.ts", {
+    DATABASE_URL: database.url,
+    DATABASE_POOL_SIZE: "16",
+    DECISION_PROVIDER: "openai",
+    DECISION_PROVIDER_URL: `${upstream.url}/v1`,
+    DECISION_PROVIDER_MODEL: "bench",
+    LOG_LEVEL: "error"
+  }, "/readyz")
+  const setLatency = (ms: number) => fetch(`${upstream.url}/__latency?ms=${ms}`, { method: "POST" })
+  try {
+    const spread = await seedOrganizations(database.url, 100, 1_000_000_000_000, "spread")
+    const [busy] = await seedOrganizations(database.url, 1, 1_000_000_000_000, "busy")
+    await seedHistory(database.url, [...spread, busy!], 500)
+    console.log(`decision runs: one question, ~${runBody(ticket).length} B body, ${seconds} s per row after a 2 s warm-up; 101 organizations with 500 settled runs each already stored`)
+    console.log(`service pid ${service.process.pid}, upstream pid ${upstream.process.pid}, PostgreSQL ${database.url.replace(/\/\/.*@/, "//")}`)
+    const cpu = { service: () => cpuMillis(service.process.pid!), postgres: () => cpuMillisOfCommand("postgres") }
+    let capacity = 0
+    for (const latency of [0, 20]) {
+      await setLatency(latency)
+      console.log(`\n== upstream latency ${latency} ms`)
+      const direct = await runLoad({ baseUrl: upstream.url, connections: 1, seconds, request: chatRequest })
+      const single = await runLoad({ baseUrl: service.url, connections: 1, seconds, request: runRequest(spread), cpu })
+      console.log(`1 in flight   upstream direct  p50 ${fmt(direct.p50)} ms  p99 ${fmt(direct.p99)} ms  (${fmt(direct.perSecond, 0)}/s)`)
+      console.log(`1 in flight   through service  p50 ${fmt(single.p50)} ms  p99 ${fmt(single.p99)} ms  (${fmt(single.perSecond, 0)}/s)  ${statusText(single)}`)
+      console.log(`              added latency    p50 ${fmt(single.p50 - direct.p50)} ms  p99 ${fmt(single.p99 - direct.p99)} ms   (targets at 20 ms: p50 <= 1.5, p99 <= 5)`)
+      console.log(`              server-timing    ${timingLine(single)}`)
+      console.log(`              ${cpuLine(single)}`)
+      const many = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest(spread), cpu })
+      console.log(`64 in flight  100 organizations ${fmt(many.perSecond, 0)} runs/s  p50 ${fmt(many.p50)} p99 ${fmt(many.p99)} ms  ${statusText(many)}   (target: >= 1000/s)`)
+      console.log(`              server-timing    ${timingLine(many)}`)
+      console.log(`              ${cpuLine(many)}   (target: service <= 0.8 ms)`)
+      const hot = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busy!]), cpu })
+      console.log(`64 in flight  one organization  ${fmt(hot.perSecond, 0)} runs/s  p50 ${fmt(hot.p50)} p99 ${fmt(hot.p99)} ms  ${statusText(hot)}   (target: >= 600/s)`)
+      console.log(`              server-timing    ${timingLine(hot)}`)
+      console.log(`              ${cpuLine(hot)}`)
+      capacity = many.perSecond
+    }
+
+    console.log("\n== admission never over-admits")
+    await setLatency(3_000)
+    const [scarce] = await seedOrganizations(database.url, 1, 50 * 20_000, "scarce")
+    const burst = await Promise.all(Array.from({ length: 300 }, () => fetch(`${service.url}/v1/runs`, runRequest([scarce!])()).then((response) => response.status)))
+    const admitted = burst.filter((status) => status === 200).length
+    const refused = burst.filter((status) => status === 402).length
+    console.log(`credit for 50 ceilings, 300 concurrent runs: ${admitted} admitted, ${refused} refused 402 (expected 50 and 250)`)
+
+    console.log("\n== 4x overload, deadline_ms 2000, upstream 20 ms")
+    await setLatency(20)
+    const rate = Math.max(50, Math.round(capacity * 4))
+    const overload = await runOpenLoop({
+      baseUrl: service.url,
+      ratePerSecond: rate,
+      seconds: 3,
+      lateAfterMs: 2_100,
+      request: () => {
+        const request = runRequest(spread)()
+        return { ...request, body: JSON.stringify({ ...JSON.parse(request.body), deadline_ms: 2_000 }) }
+      }
+    })
+    console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}`)
+
+    await new Promise((wake) => setTimeout(wake, 3_000))
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    const { rows } = await client.query<{ mismatched: string; held: string; reserved: string }>(`SELECT
+      (SELECT count(*) FROM credit_accounts a WHERE a.balance_micros <> COALESCE((SELECT sum(amount_micros) FROM credit_transactions t WHERE t.organization_id = a.organization_id), 0)) AS mismatched,
+      (SELECT count(*) FROM runs WHERE held) AS held,
+      (SELECT COALESCE(sum(reserved_micros), 0) FROM credit_accounts) AS reserved`)
+    await client.end()
+    console.log(`\nmoney: ${rows[0]!.mismatched} balances differing from their transactions, ${rows[0]!.held} runs still holding, ${rows[0]!.reserved} micro-USD still reserved (all expected 0)`)
+  } finally {
+    await service.stop()
+    await upstream.stop()
+    await database.drop()
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})

@@ -1,0 +1,89 @@
+/**
+ * Child processes for the benchmarks: the service (exactly as `npm start` runs it) or a bare baseline, each on a
+ * free port, waited for until it answers, stopped at the end. Keeping servers out of the load generator's process
+ * keeps the two from sharing one event loop.
+ */
+import { spawn, type ChildProcess } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { createServer } from "node:net"
+import type { AddressInfo } from "node:net"
+
+/** A free TCP port on 127.0.0.1. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as AddressInfo).port
+      server.close(() => resolve(port))
+    })
+  })
+
+/** A running child server. */
+export interface Child {
+  readonly url: string
+  readonly process: ChildProcess
+  readonly stop: () => Promise<void>
+}
+
+const waitFor = async (url: string, child: ChildProcess, output: () => string) => {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${output()}`)
+    try {
+      const res = await fetch(url)
+      if (res.status < 500) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((wake) => setTimeout(wake, 100))
+  }
+  throw new Error(`server did not answer ${url}:\n${output()}`)
+}
+
+/** Starts `node --import tsx <script>` with env, waits until `readyPath` answers. */
+export const startNode = async (script: string, env: Record<string, string>, readyPath = "/healthz"): Promise<Child> => {
+  const port = await freePort()
+  let log = ""
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout!.on("data", (chunk) => (log += chunk))
+  child.stderr!.on("data", (chunk) => (log += chunk))
+  const url = `http://127.0.0.1:${port}`
+  await waitFor(`${url}${readyPath}`, child, () => log)
+  return {
+    url,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once("exit", () => resolve())
+        child.kill("SIGTERM")
+        setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
+      })
+  }
+}
+
+/** CPU time (user + system, ms) a child has used so far, read from /proc. */
+export const cpuMillis = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return (ticks * 1000) / 100
+}
+
+/** CPU time (ms) used so far by every process whose command name is `name` (e.g. all PostgreSQL backends). */
+export const cpuMillisOfCommand = (name: string): number => {
+  let total = 0
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== name) continue
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return total
+}
