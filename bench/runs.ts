@@ -107,7 +107,9 @@ const main = async () => {
     const burst = await Promise.all(Array.from({ length: 300 }, () => fetch(`${service.url}/v1/runs`, runRequest([scarce!])()).then((response) => response.status)))
     const admitted = burst.filter((status) => status === 200).length
     const refused = burst.filter((status) => status === 402).length
-    console.log(`credit for 50 ceilings, 300 concurrent runs: ${admitted} admitted, ${refused} refused 402 (expected 50 and 250)`)
+    const shed = burst.filter((status) => status === 504).length
+    console.log(`credit for 50 ceilings, 300 concurrent runs: ${admitted} admitted, ${refused} refused 402, ${shed} shed 504 ` +
+      `before admission, ${300 - admitted - refused - shed} other (expected: 50 admitted, never more; the rest 402 or shed)`)
 
     console.log("\n== 4x overload, deadline_ms 2000, upstream 20 ms")
     await setLatency(20)
@@ -123,6 +125,7 @@ const main = async () => {
       }
     })
     console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}`)
+    console.log(`              late by status: ${Object.entries(overload.lateByStatus).map(([s, c]) => `${s}x${c}`).join(" ") || "none"}`)
 
     await new Promise((wake) => setTimeout(wake, 3_000))
     const client = new pg.Client({ connectionString: database.url })

@@ -64,7 +64,7 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   ),
   corsAllowedOrigins: commaList("CORS_ALLOWED_ORIGINS"),
   overloadMaxLagMs: Config.integer("OVERLOAD_MAX_LAG_MS").pipe(
-    Config.withDefault(75),
+    Config.withDefault(250),
     Config.validate({ message: "OVERLOAD_MAX_LAG_MS must be 0 (off) to 10000", validation: (n) => n >= 0 && n <= 10_000 })
   ),
   runsMaxInFlight: Config.integer("RUNS_MAX_IN_FLIGHT").pipe(
