@@ -124,7 +124,9 @@ const make = Effect.gen(function*() {
         ? (isWellFormedSecret(credential) ? verifyKey(credential) : Effect.fail(rejected()))
         : verifySession(credential),
     /** Forgets what is cached about a secret hash (after its key is revoked or rotated). */
-    forget: (hash: Buffer): void => keyCache.delete(hash.toString("hex"))
+    forget: (hash: Buffer): void => keyCache.delete(hash.toString("hex")),
+    /** Writes a key's pending `last_used_at` now (before the key is revoked, so the revoked key is final). */
+    recordUseNow: (keyId: string): Effect.Effect<void> => lastUsed.flushKey(keyId)
   }
 })
 

@@ -1,7 +1,9 @@
 /**
  * `last_used_at`, off the request's critical path: a use is noted in memory and written by a background flush every
  * second, so a key's first use shows within 2 seconds; afterwards a key is written at most once a minute (the SQL
- * also refuses to move the value more often, across processes).
+ * also refuses to move the value more often, across processes, and leaves a revoked key as it was revoked). Before a
+ * key is revoked, its pending use is written (`flushKey`, which also waits for a write under way), so the revoked
+ * key's representation is final and an idempotent revocation returns it unchanged.
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { KeysRepo } from "../keys/KeysRepo.js"
@@ -13,16 +15,29 @@ const make = Effect.gen(function*() {
   const written = new Map<string, number>()
   let pending = new Map<string, Date>()
 
-  const flush = Effect.suspend(() => {
-    if (pending.size === 0) return Effect.void
-    const batch = pending
-    pending = new Map()
-    const uses = [...batch].map(([keyId, at]) => ({ keyId, at }))
-    return repo.touch(uses).pipe(
+  // One write at a time, so waiting for the lock also waits for a write under way.
+  const lock = yield* Effect.makeSemaphore(1)
+
+  const write = (uses: ReadonlyArray<{ readonly keyId: string; readonly at: Date }>) =>
+    repo.touch(uses).pipe(
       Effect.tap(() => Effect.sync(() => uses.forEach((use) => written.set(use.keyId, use.at.getTime())))),
       Effect.catchAll((error) => Effect.logWarning("could not record key use", error))
     )
-  })
+
+  const flush = lock.withPermits(1)(Effect.suspend(() => {
+    if (pending.size === 0) return Effect.void
+    const batch = pending
+    pending = new Map()
+    return write([...batch].map(([keyId, at]) => ({ keyId, at })))
+  }))
+
+  const flushKey = (keyId: string) =>
+    lock.withPermits(1)(Effect.suspend(() => {
+      const at = pending.get(keyId)
+      if (at === undefined) return Effect.void
+      pending.delete(keyId)
+      return write([{ keyId, at }])
+    }))
 
   yield* Effect.addFinalizer(() => flush)
   yield* flush.pipe(Effect.repeat(Schedule.spaced(Duration.seconds(1))), Effect.forkScoped)
@@ -35,7 +50,9 @@ const make = Effect.gen(function*() {
       if ((last === undefined || now - last >= RefreshMs) && !pending.has(keyId)) pending.set(keyId, new Date(now))
     },
     /** Writes what is pending now (tests and shutdown). */
-    flush
+    flush,
+    /** Writes one key's pending use now, after any write under way. */
+    flushKey
   }
 })
 

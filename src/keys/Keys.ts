@@ -127,6 +127,7 @@ const make = Effect.gen(function*() {
     revoke: (organizationId: string, keyId: string) =>
       Effect.gen(function*() {
         const current = yield* find(organizationId, keyId)
+        yield* verifier.recordUseNow(current.id)
         const revoked = yield* repo.revoke(organizationId, current.id)
         if (Option.isNone(revoked)) return yield* notFound(keyId)
         yield* repo.hashOf(current.id).pipe(Effect.map(Option.map(verifier.forget)))

@@ -121,7 +121,8 @@ const make = Effect.gen(function*() {
           sql`UPDATE api_keys AS k SET last_used_at = u.at
             FROM (SELECT unnest(${uses.map((use) => use.keyId)}::text[]) AS id,
                          unnest(${uses.map((use) => use.at.toISOString())}::timestamptz[]) AS at) AS u
-            WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at - interval '1 minute')`
+            WHERE k.id = u.id AND k.state = 'active'
+              AND (k.last_used_at IS NULL OR k.last_used_at < u.at - interval '1 minute')`
         ).pipe(Effect.asVoid)
   }
 })

@@ -247,5 +247,19 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "120 seconds" })("
         const [after] = yield* sql<{ last_used_at: Date }>`SELECT last_used_at FROM api_keys WHERE id = ${key.id}`
         assert.strictEqual(after!.last_used_at.getTime(), row!.last_used_at.getTime(), "not rewritten within the minute")
       }))
+
+    it.effect("a key revoked right after its first use is revoked with that use; revoking again returns it unchanged", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization()
+        const key = yield* seedKey(organization.organizationId, organization.ownerId, ["keys_read"])
+        assert.strictEqual((yield* call("GET", "/v1/keys", { secret: key.secret })).status, 200)
+        const revoked = yield* call("DELETE", `/v1/keys/${key.id}`, { secret: organization.secret })
+        assert.strictEqual(revoked.status, 200)
+        assert.match(revoked.json().last_used_at, TimestampPattern, "the use before the revocation is on the revoked key")
+        // Past the background flush: nothing changes the revoked key any more.
+        yield* Effect.sleep("1500 millis")
+        const again = yield* call("DELETE", `/v1/keys/${key.id}`, { secret: organization.secret })
+        assert.deepStrictEqual(again.json(), revoked.json())
+      }))
   })
 })
