@@ -21,3 +21,7 @@ export const newOrganizationId = (): string => `org_${randomBytes(16).toString("
 
 /** `user_` + 32 hex, for owners created without an id. */
 export const newUserId = (): string => `user_${randomBytes(16).toString("hex")}`
+
+/** The hyphenated uuid of 32 hex digits. */
+export const uuidFromHex = (hex: string): string =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`

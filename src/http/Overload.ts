@@ -13,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"
 import { requestIdFor } from "./RequestId.js"
+import { serverTimingValue } from "./ServerTiming.js"
 
 /** The routes whose requests may be shed (method and exact path). */
 const Shedable = new Set(["POST /v1/runs", "POST /v1/router/select"])
@@ -26,10 +27,6 @@ export const ShedMessage =
 
 /** A running guard. */
 export interface OverloadGuard {
-  /** The event loop's recent lag in milliseconds (decays by a fifth every 10 ms once the loop keeps up). */
-  readonly lagMs: () => number
-  /** Requests to the shedable routes being served now. */
-  readonly inFlight: () => number
   /** Answers the request when it must be shed; false when the service should handle it. */
   readonly shed: (request: IncomingMessage, response: ServerResponse) => boolean
   readonly stop: () => void
@@ -50,8 +47,6 @@ export const startOverloadGuard = (
   timer.unref()
 
   return {
-    lagMs: () => lag,
-    inFlight: () => inFlight,
     shed: (request, response) => {
       const path = request.url === undefined ? "" : request.url.split("?", 1)[0]!
       if (!Shedable.has(`${request.method} ${path}`)) return false
@@ -62,18 +57,17 @@ export const startOverloadGuard = (
         response.once("close", () => inFlight--)
         return false
       }
-      const started = performance.now()
+      const started = { started: Date.now(), startedPrecise: performance.now() }
       const header = request.headers["x-request-id"]
       const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
       const body = JSON.stringify({ error: { code: "deadline_exceeded", message: ShedMessage, request_id: requestId } })
       const origin = request.headers.origin
-      const total = (performance.now() - started).toFixed(3)
       response.writeHead(504, {
         ...options.cors.responseHeaders(origin),
         "content-type": "application/json",
         "content-length": Buffer.byteLength(body),
         "x-request-id": requestId,
-        "server-timing": `admit;dur=0.000, upstream;dur=0.000, gateway;dur=${total}, total;dur=${total}`
+        "server-timing": serverTimingValue(started)
       })
       response.end(body)
       request.resume()

@@ -19,7 +19,7 @@ import {
   OrganizationTokenQuotaExhausted
 } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
-import { uuidv7Hex } from "../Ids.js"
+import { uuidFromHex, uuidv7Hex } from "../Ids.js"
 import { makeBatcher } from "./Batcher.js"
 import { SPEND_CEILING_MICROS } from "./Pricing.js"
 import type { RunOrigin, RunRow } from "./RunsRepo.js"
@@ -41,7 +41,6 @@ export interface AdmittedRun {
   readonly id: string
   readonly createdAt: Date
   readonly deadlineAt: Date
-  readonly holdCredit: boolean
 }
 
 /** What admission decided. */
@@ -57,10 +56,6 @@ export type AdmissionError =
   | InsufficientCredits
   | DeadlineExceeded
   | DatabaseUnavailable
-
-/** A uuid from 32 hex digits. */
-export const uuidFromHex = (hex: string): string =>
-  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 
 type Decision = Exit.Exit<AdmissionOutcome, Exclude<AdmissionError, DatabaseUnavailable>>
 
@@ -82,7 +77,7 @@ const runRowOf = (json: Record<string, any>): RunRow => ({
 const decide = (request: AdmissionRequest, admitted: AdmittedRun, result: AdmitOutcome): Decision => {
   switch (result.outcome) {
     case "admitted":
-      return Exit.succeed({ _tag: "Admitted", run: { ...admitted, holdCredit: result.hold_credit } })
+      return Exit.succeed({ _tag: "Admitted", run: admitted })
     case "replayed":
       return Exit.succeed({ _tag: "Replayed", run: runRowOf(result.run) })
     case "spend_quota":
@@ -125,8 +120,7 @@ const make = Effect.gen(function*() {
         const run: AdmittedRun = {
           id: uuidFromHex(uuidv7Hex(now.getTime())),
           createdAt: now,
-          deadlineAt: new Date(request.deadline),
-          holdCredit: false
+          deadlineAt: new Date(request.deadline)
         }
         runs[index] = run
         payload.push({

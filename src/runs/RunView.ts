@@ -4,6 +4,7 @@
  */
 import { Option } from "effect"
 import { formatTimestamp } from "../../schema/Ids.js"
+import { uuidFromHex } from "../Ids.js"
 import type { RunRow } from "./RunsRepo.js"
 
 const Compact = /^run_([0-9a-f]{32})$/
@@ -20,8 +21,7 @@ export const parseRunId = (value: string): Option.Option<string> => {
   const lower = value.toLowerCase() === value ? value : ""
   const compact = Compact.exec(lower)
   if (compact !== null) {
-    const hex = compact[1]!
-    return Option.some(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`)
+    return Option.some(uuidFromHex(compact[1]!))
   }
   const hyphenated = Hyphenated.exec(lower)
   return hyphenated === null ? Option.none() : Option.some(hyphenated.slice(1).join("-"))

@@ -23,7 +23,7 @@ import { callOccurred, type EngineError, executeDecisionWith, type IndexedCall }
 import { SPEND_CEILING_MICROS } from "./Pricing.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
 import { type LedgerCall, type RunOrigin, type RunRow, RunsRepo } from "./RunsRepo.js"
-import { parseRunId, runView, type RunView } from "./RunView.js"
+import { parseRunId, runId, runView, type RunView } from "./RunView.js"
 import { Settlement, type SettlementResult } from "./Settlement.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
@@ -94,24 +94,27 @@ const make = Effect.gen(function*() {
     const outputTokens = end.calls.reduce((sum, call) => sum + call.outputTokens, 0)
     const costMicros = end.calls.reduce((sum, call) => sum + call.costMicros, 0)
     const stored = end.state === "failed" && end.error !== null ? end.error : null
+    const digest = end.output === null ? null : outputDigest(end.output)
+    const errorCode = stored === null ? null : stored._tag
+    const errorMessage = stored === null ? null : stored.message
     return Effect.tap(
       settlement.settle({
         organizationId,
         id: run.id,
         state: end.state,
         output: end.output,
-        outputDigest: end.output === null ? null : outputDigest(end.output),
-        errorCode: stored === null ? null : stored._tag,
-        errorMessage: stored === null ? null : stored.message,
+        outputDigest: digest,
+        errorCode,
+        errorMessage,
         calls: ledgerCalls(run.id, end.calls)
       }),
       (result) => Effect.forEach(afterSettlement, (hook) => hook(organizationId, result), { discard: true })
     ).pipe(Effect.map((result): Omit<RunRow, "id" | "organization_id" | "origin" | "idempotency_key" | "kind" | "input_digest" | "hold_micros" | "hold_tokens" | "created_at"> => ({
       state: end.state,
-      output_digest: end.output === null ? null : outputDigest(end.output),
+      output_digest: digest,
       output: end.output,
-      error_code: stored === null ? null : stored._tag,
-      error_message: stored === null ? null : stored.message,
+      error_code: errorCode,
+      error_message: errorMessage,
       input_tokens: inputTokens,
       output_tokens: outputTokens,
       cost_micros: costMicros,
@@ -238,7 +241,7 @@ const make = Effect.gen(function*() {
         const rows = yield* repo.list(organizationId, clamped, start)
         return {
           runs: rows.map((row) => ({
-            run_id: `run_${row.id.replace(/-/g, "")}`,
+            run_id: runId(row.id),
             kind: row.kind,
             state: row.state,
             input_digest: row.input_digest,
