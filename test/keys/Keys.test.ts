@@ -163,8 +163,10 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "120 seconds" })("
         assert.strictEqual(new Set(bodies).size, 1, "another organization's key reads exactly like an unknown one")
         const crossDelete = yield* call("DELETE", `/v1/keys/${theirs.ownerKeyId}`, { secret: mine.secret })
         assert.strictEqual(crossDelete.status, 404)
+        assert.strictEqual(codeOf(crossDelete), "key_not_found")
         const crossRotate = yield* call("POST", `/v1/keys/${theirs.ownerKeyId}/rotate`, { secret: mine.secret })
         assert.strictEqual(crossRotate.status, 404)
+        assert.strictEqual(codeOf(crossRotate), "key_not_found")
         const stillWorks = yield* call("GET", "/v1/keys", { secret: theirs.secret })
         assert.strictEqual(stillWorks.status, 200)
       }))
@@ -216,6 +218,7 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "120 seconds" })("
         assert.strictEqual(codeOf(conflict), "key_revoked")
         const rotatedTwice = yield* call("GET", "/v1/keys", { secret: body.secret })
         assert.strictEqual(rotatedTwice.status, 401)
+        assert.strictEqual(codeOf(rotatedTwice), "invalid_credential")
       }))
 
     it.effect("a key can rotate itself, after which only the new secret works", () =>

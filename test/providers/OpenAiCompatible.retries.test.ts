@@ -3,22 +3,10 @@ import type { AddressInfo } from "node:net"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { ProviderFailure } from "../../src/providers/ModelProvider.js"
-import type { ModelCall, Read } from "../../src/providers/ModelProvider.js"
+import type { ModelCall } from "../../src/providers/ModelProvider.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
-import { readThroughUpstream } from "../support/UpstreamProvider.js"
+import { choiceRead as read, readThroughUpstream } from "../support/UpstreamProvider.js"
 
-const read: Read = {
-  state: "order 1182: refund requested for a damaged lamp",
-  context: [],
-  instructions: "Which team handles it?",
-  type: "choice",
-  options: [
-    { name: "billing", description: null },
-    { name: "support", description: null },
-    { name: "sales", description: null }
-  ],
-  thinkTokens: 0
-}
 
 const shape = (calls: ReadonlyArray<ModelCall>) =>
   calls.map(({ at: _at, ...call }) => call)

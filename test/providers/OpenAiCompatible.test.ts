@@ -4,21 +4,9 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import type { ModelCall, Read } from "../../src/providers/ModelProvider.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
-import { readThroughUpstream } from "../support/UpstreamProvider.js"
+import { choiceRead as read, readThroughUpstream } from "../support/UpstreamProvider.js"
 import type { UpstreamProviderConfig } from "../support/UpstreamProvider.js"
 
-const read: Read = {
-  state: "order 1182: refund requested for a damaged lamp",
-  context: [],
-  instructions: "Which team handles it?",
-  type: "choice",
-  options: [
-    { name: "billing", description: null },
-    { name: "support", description: null },
-    { name: "sales", description: null }
-  ],
-  thinkTokens: 0
-}
 
 /** A read through a provider holding the key "sk-test". */
 const readWith = (input: Read, config: UpstreamProviderConfig = {}) =>

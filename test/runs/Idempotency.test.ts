@@ -109,6 +109,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.strictEqual(codeOf(drawsDiffer), "idempotency_conflict")
         const defaultsMatch = yield* postRun(organization.secret, oneQuestion({ draws: 1, think_tokens: 0 }), key)
         assert.strictEqual(defaultsMatch.status, 200, "explicit defaults match an omitted field")
+        assert.isTrue(defaultsMatch.json().replayed)
+        assert.strictEqual((yield* counts(organization.organizationId)).runs, 1, "conflicts and the replay store nothing")
         yield* (yield* QuotaLedger).setLimits(organization.organizationId, { spendLimitMicros: 10_000, tokenLimit: null })
         const quotaFirst = yield* postRun(organization.secret, oneQuestion({ state: "different again" }), key)
         assert.strictEqual(quotaFirst.status, 429)

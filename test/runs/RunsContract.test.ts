@@ -23,6 +23,20 @@ const existingRun = (suffix: string): RouteCase<ServerAddress> => ({
     Effect.map(postRun(organization.secret, oneQuestion()).pipe(Effect.orDie), (response) => `/v1/runs/${response.json().run_id}${suffix}`)
 })
 
+/** The admission request of the one-question run of `POST /v1/runs`, made directly (to control its deadline). */
+const oneQuestionAdmission = (organizationId: string, idempotencyKey: string, deadline: number) => {
+  const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
+  return {
+    organizationId,
+    origin: "runs" as const,
+    idempotencyKey,
+    kind: "decision" as const,
+    inputDigest: spec.inputDigest,
+    holdTokens: spec.holdTokens,
+    deadline
+  }
+}
+
 const RunsRoutes: ReadonlyArray<RouteCase<ServerAddress>> = [
   {
     ...route("POST", "/v1/runs", "runs_write", { body: oneQuestion() }),
@@ -83,17 +97,10 @@ layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "180 se
       Effect.gen(function*() {
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 20_000)
-        const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
         const key = freshKey()
-        const refused = yield* Effect.flip((yield* Admission).admit({
-          organizationId: organization.organizationId,
-          origin: "runs",
-          idempotencyKey: key,
-          kind: "decision",
-          inputDigest: spec.inputDigest,
-          holdTokens: spec.holdTokens,
-          deadline: Date.now() - 1
-        }))
+        const refused = yield* Effect.flip((yield* Admission).admit(
+          oneQuestionAdmission(organization.organizationId, key, Date.now() - 1)
+        ))
         assert.strictEqual(refused._tag, "deadline_exceeded")
         const sql = yield* SqlClient.SqlClient
         const [stored] = yield* sql<{ runs: number; reserved: number }>`SELECT
@@ -111,17 +118,10 @@ layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "180 se
       Effect.gen(function*() {
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 20_000)
-        const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
         const key = freshKey()
-        const admitted = yield* (yield* Admission).admit({
-          organizationId: organization.organizationId,
-          origin: "runs",
-          idempotencyKey: key,
-          kind: "decision",
-          inputDigest: spec.inputDigest,
-          holdTokens: spec.holdTokens,
-          deadline: Date.now() + 1_000
-        })
+        const admitted = yield* (yield* Admission).admit(
+          oneQuestionAdmission(organization.organizationId, key, Date.now() + 1_000)
+        )
         assert.strictEqual(admitted._tag, "Admitted")
         const blocked = yield* postRun(organization.secret, oneQuestion({ state: "another" }))
         assert.strictEqual(codeOf(blocked), "insufficient_credits", "the abandoned run still holds the credit")

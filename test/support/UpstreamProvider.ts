@@ -9,6 +9,20 @@ import { OpenAiCompatible } from "../../src/providers/OpenAiCompatible.js"
 import type { OpenAiCompatibleConfig } from "../../src/providers/OpenAiCompatible.js"
 import { FakeUpstream } from "./FakeUpstream.js"
 
+/** A three-option choice read, the provider tests' common input. */
+export const choiceRead: Read = {
+  state: "order 1182: refund requested for a damaged lamp",
+  context: [],
+  instructions: "Which team handles it?",
+  type: "choice",
+  options: [
+    { name: "billing", description: null },
+    { name: "support", description: null },
+    { name: "sales", description: null }
+  ],
+  thinkTokens: 0
+}
+
 /** Overrides of the test provider's settings (model "judge-7b", no key, 3 retries 5 ms apart by default). */
 export type UpstreamProviderConfig = Partial<OpenAiCompatibleConfig>
 
