@@ -114,7 +114,7 @@ const keyCreate = Command.make(
 const keyRevoke = Command.make(
   "revoke",
   { org, key: Options.text("key").pipe(Options.withDescription("key id")) },
-  (options) => withServices(Effect.flatMap(Keys, (keys) => keys.revoke(options.org, options.key)))
+  (options) => withServices(Effect.flatMap(Keys, (keys) => keys.revokeAsOperator(options.org, options.key)))
 ).pipe(Command.withDescription("Revoke an API key (idempotent); prints the revoked key."))
 
 const creditGrant = Command.make(

@@ -57,6 +57,20 @@ export interface KeyRequest {
 
 const notFound = (keyId: string) => new KeyNotFound({ message: `no key ${keyId} in this organization` })
 
+/**
+ * A caller may rotate or revoke only a key whose scopes are all its own (docs/decisions.md, Keys): otherwise a
+ * `keys_write` key could take over a wider key (a rotation hands out its secret) or cut off the owner's.
+ */
+const checkContained = (actor: ActorShape, row: KeyRow): Effect.Effect<void, ScopeDenied> => {
+  const missing = row.scopes.find((scope) => !actor.scopes.has(scope))
+  return missing === undefined
+    ? Effect.void
+    : Effect.fail(new ScopeDenied({
+      message: `the credential lacks the ${missing} scope, which key ${row.id} holds: a key can only be rotated or ` +
+        "revoked by a credential holding every scope of it"
+    }))
+}
+
 const make = Effect.gen(function*() {
   const repo = yield* KeysRepo
   const verifier = yield* CredentialVerifier
@@ -91,6 +105,15 @@ const make = Effect.gen(function*() {
       }))
       : Effect.fail(notFound(keyId))
 
+  const revokeRow = (current: KeyRow) =>
+    Effect.gen(function*() {
+      yield* verifier.recordUseNow(current.id)
+      const revoked = yield* repo.revoke(current.organization_id, current.id)
+      if (Option.isNone(revoked)) return yield* notFound(current.id)
+      yield* repo.hashOf(current.id).pipe(Effect.map(Option.map(verifier.forget)))
+      return keyView(revoked.value)
+    })
+
   return {
     /** Creates a key with a fresh secret (operator tools and organization set-up call this directly). */
     issue,
@@ -123,22 +146,22 @@ const make = Effect.gen(function*() {
     list: (organizationId: string) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
     /** One key of the organization. */
     get: (organizationId: string, keyId: string) => Effect.map(find(organizationId, keyId), keyView),
-    /** Revokes a key; revoking a revoked key returns it unchanged. */
-    revoke: (organizationId: string, keyId: string) =>
+    /** Revokes a key for a caller holding every scope of it (`revokeAsOperator` skips that rule). */
+    revoke: (actor: ActorShape, keyId: string) =>
       Effect.gen(function*() {
-        const current = yield* find(organizationId, keyId)
-        yield* verifier.recordUseNow(current.id)
-        const revoked = yield* repo.revoke(organizationId, current.id)
-        if (Option.isNone(revoked)) return yield* notFound(keyId)
-        yield* repo.hashOf(current.id).pipe(Effect.map(Option.map(verifier.forget)))
-        return keyView(revoked.value)
+        const current = yield* find(actor.organizationId, keyId)
+        yield* checkContained(actor, current)
+        return yield* revokeRow(current)
       }),
-    /** Issues a new secret for an active key; the previous one stops working at once. */
-    rotate: (organizationId: string, keyId: string) =>
+    /** Revokes a key on an operator's authority (the CLI); revoking a revoked key returns it unchanged. */
+    revokeAsOperator: (organizationId: string, keyId: string) => Effect.flatMap(find(organizationId, keyId), revokeRow),
+    /** Issues a new secret for an active key of a caller holding every scope of it; the previous one stops at once. */
+    rotate: (actor: ActorShape, keyId: string) =>
       Effect.gen(function*() {
-        yield* find(organizationId, keyId)
+        const current = yield* find(actor.organizationId, keyId)
+        yield* checkContained(actor, current)
         const secret = newSecret()
-        const rotated = yield* repo.rotate(organizationId, keyId, secretHash(secret), secretPrefix(secret))
+        const rotated = yield* repo.rotate(actor.organizationId, keyId, secretHash(secret), secretPrefix(secret))
         if (Option.isNone(rotated)) return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
         verifier.forget(rotated.value.previous_hash)
         return { ...keyView(rotated.value), secret }

@@ -47,7 +47,7 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "60 seconds" })("k
       assert.isTrue(Exit.isSuccess(yield* Effect.exit(here.verify(key.secret))))
       assert.isTrue(Exit.isSuccess(yield* Effect.exit(other.verify(key.secret))))
       const keys = yield* Keys
-      yield* keys.revoke(organization.organizationId, key.id)
+      yield* keys.revokeAsOperator(organization.organizationId, key.id)
       assert.isTrue(Exit.isFailure(yield* Effect.exit(here.verify(key.secret))), "at once on this process")
       yield* Effect.sleep("1100 millis")
       const later = yield* Effect.exit(other.verify(key.secret))
@@ -61,7 +61,12 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "60 seconds" })("k
       const here = yield* CredentialVerifier
       const other = yield* Effect.provide(CredentialVerifier, OtherProcessVerifier)
       yield* other.verify(key.secret)
-      const rotated = yield* (yield* Keys).rotate(organization.organizationId, key.id)
+      const rotated = yield* (yield* Keys).rotate({
+        organizationId: organization.organizationId,
+        principal: { type: "user", id: organization.ownerId },
+        scopes: new Set(["runs_read"]),
+        credential: { kind: "session" }
+      }, key.id)
       assert.isTrue(Exit.isFailure(yield* Effect.exit(here.verify(key.secret))))
       yield* Effect.sleep("1100 millis")
       assert.isTrue(Exit.isFailure(yield* Effect.exit(other.verify(key.secret))))

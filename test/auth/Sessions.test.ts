@@ -58,6 +58,21 @@ layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "120 se
         assert.strictEqual(codeOf(beyond), "scope_exceeds_creator")
       }))
 
+    it.effect("a member session cannot rotate or revoke the owner's key (403 scope_denied), but its own key yes", () =>
+      Effect.gen(function*() {
+        const { organization, token } = yield* sessionFor("member")
+        const rotate = yield* call("POST", `/v1/keys/${organization.ownerKeyId}/rotate`, { secret: token })
+        assert.strictEqual(rotate.status, 403)
+        assert.strictEqual(codeOf(rotate), "scope_denied")
+        const revoke = yield* call("DELETE", `/v1/keys/${organization.ownerKeyId}`, { secret: token })
+        assert.strictEqual(revoke.status, 403)
+        assert.strictEqual(codeOf(revoke), "scope_denied")
+        assert.strictEqual((yield* call("GET", "/v1/keys", { secret: organization.secret })).status, 200)
+        const own = yield* call("POST", "/v1/keys", { secret: token, body: { name: "mine", scopes: ["runs_read"] } })
+        const rotated = yield* call("POST", `/v1/keys/${own.json().id}/rotate`, { secret: token })
+        assert.strictEqual(rotated.status, 200)
+      }))
+
     it.effect("ES256 and RS256 keys are trusted too, once the JWKS lists them (an unknown kid is refetched)", () =>
       Effect.gen(function*() {
         const console = yield* FakeConsole

@@ -232,6 +232,40 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "120 seconds" })("
       }))
   })
 
+  describe("rotate and revoke only keys within the caller's scopes", () => {
+    it.effect("POST /v1/keys/{key_id}/rotate and DELETE > 403 scope_denied for a wider key; it keeps working", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization()
+        const narrow = yield* seedKey(organization.organizationId, organization.ownerId, ["keys_write"])
+        const rotate = yield* call("POST", `/v1/keys/${organization.ownerKeyId}/rotate`, { secret: narrow.secret })
+        assert.strictEqual(rotate.status, 403)
+        assert.strictEqual(codeOf(rotate), "scope_denied")
+        assert.include(rotate.json().error.message, "billing_read")
+        assert.notProperty(rotate.json(), "secret")
+        const revoke = yield* call("DELETE", `/v1/keys/${organization.ownerKeyId}`, { secret: narrow.secret })
+        assert.strictEqual(revoke.status, 403)
+        assert.strictEqual(codeOf(revoke), "scope_denied")
+        const sql = yield* SqlClient.SqlClient
+        const [owner] = yield* sql<{ state: string; secret_prefix: string }>`
+          SELECT state, secret_prefix FROM api_keys WHERE id = ${organization.ownerKeyId}`
+        assert.strictEqual(owner!.state, "active")
+        assert.strictEqual(owner!.secret_prefix, organization.secret.slice(0, 13), "not rotated")
+        assert.strictEqual((yield* call("GET", "/v1/keys", { secret: organization.secret })).status, 200)
+      }))
+
+    it.effect("a key within the caller's scopes is rotated and revoked", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization()
+        const caller = yield* seedKey(organization.organizationId, organization.ownerId, ["keys_read", "keys_write"])
+        const target = yield* seedKey(organization.organizationId, organization.ownerId, ["keys_read"])
+        const rotated = yield* call("POST", `/v1/keys/${target.id}/rotate`, { secret: caller.secret })
+        assert.strictEqual(rotated.status, 200)
+        const revoked = yield* call("DELETE", `/v1/keys/${target.id}`, { secret: caller.secret })
+        assert.strictEqual(revoked.status, 200)
+        assert.strictEqual(revoked.json().state, "revoked")
+      }))
+  })
+
   describe("last_used_at", () => {
     it.effect("null until used, set within 2 seconds of the first use", () =>
       Effect.gen(function*() {
