@@ -2,8 +2,8 @@
  * Every setting of the service, read once from the environment with effect/Config. README.md lists each with its
  * default and meaning; keep the two in step.
  */
-import { Config, Context, Effect, Layer, LogLevel, Option, type Redacted } from "effect"
-import { fileURLToPath } from "node:url"
+import { Array as Arr, Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Order, type Redacted } from "effect"
+import { shippedFile } from "./ProjectRoot.js"
 
 /** The service's settings. */
 export interface Settings {
@@ -36,6 +36,8 @@ export interface Settings {
   readonly routerCatalogPath: string
   readonly routerTaskTypesPath: string
   readonly billingProvider: "local" | "stripe"
+  /** `BILLING_PROVIDER` was set (rather than defaulting to `local`): required to run the local processor on PostgreSQL. */
+  readonly billingProviderChosen: boolean
   readonly publicBaseUrl: Option.Option<string>
   readonly stripeSecretKey: Option.Option<Redacted.Redacted>
   readonly stripeWebhookSecret: Option.Option<Redacted.Redacted>
@@ -44,7 +46,31 @@ export interface Settings {
 }
 
 /** A data file shipped with the service (`data/`), wherever the service is installed. */
-const shippedData = (file: string) => fileURLToPath(new URL(`../data/${file}`, import.meta.url))
+const shippedData = (file: string) => shippedFile("data", file)
+
+/**
+ * The log levels by name, least to most severe: `all`, `trace`, `debug`, `info`, `warn`, `error`, `fatal`, `off`
+ * (Effect's level labels). `LOG_LEVEL` and the operator CLI's `--log-level` both take exactly these, in any case.
+ */
+export const logLevelNames: ReadonlyArray<string> = Arr.sort(
+  LogLevel.allLevels,
+  Order.mapInput(Order.number, (level: LogLevel.LogLevel) => level.ordinal)
+).map((level) => level.label.toLowerCase())
+
+/** The log level of a name of `logLevelNames` (any case); none for any other text. */
+export const logLevelNamed = (name: string): Option.Option<LogLevel.LogLevel> =>
+  Arr.findFirst(LogLevel.allLevels, (level) => level.label === name.toUpperCase())
+
+const logLevelSetting = (name: string) =>
+  Config.string().pipe(
+    Config.mapOrFail((value) =>
+      Either.fromOption(
+        logLevelNamed(value),
+        () => ConfigError.InvalidData([], `${name} must be one of ${logLevelNames.join(", ")}, not ${JSON.stringify(value)}`)
+      )
+    ),
+    Config.nested(name)
+  )
 
 const commaList = (name: string) =>
   Config.string(name).pipe(
@@ -73,7 +99,7 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   ),
   otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("arbiter")),
-  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logLevel: logLevelSetting("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal("logfmt", "json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const)),
   consoleJwksUrl: Config.option(Config.string("CONSOLE_JWKS_URL")),
   consoleJwksFile: Config.option(Config.string("CONSOLE_JWKS_FILE")),
@@ -104,6 +130,7 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   routerCatalogPath: Config.string("ROUTER_CATALOG_PATH").pipe(Config.withDefault(shippedData("catalog.json"))),
   routerTaskTypesPath: Config.string("ROUTER_TASK_TYPES_PATH").pipe(Config.withDefault(shippedData("task-types.json"))),
   billingProvider: Config.literal("local", "stripe")("BILLING_PROVIDER").pipe(Config.withDefault("local" as const)),
+  billingProviderChosen: Config.option(Config.string("BILLING_PROVIDER")).pipe(Config.map(Option.isSome)),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   stripeSecretKey: Config.option(Config.redacted("STRIPE_SECRET_KEY")),
   stripeWebhookSecret: Config.option(Config.redacted("STRIPE_WEBHOOK_SECRET")),

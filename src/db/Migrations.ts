@@ -6,11 +6,11 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { join } from "node:path"
+import { shippedFile } from "../ProjectRoot.js"
 
 /** The folder of the migration files shipped with the service. */
-export const migrationsDir = fileURLToPath(new URL("../../migrations/", import.meta.url))
+export const migrationsDir = shippedFile("migrations")
 
 const FileName = /^(\d{4})_([a-z0-9_]+)\.sql$/
 
