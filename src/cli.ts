@@ -1,14 +1,17 @@
 /**
  * The operator CLI: `npm run cli -- <command>`. Every command prints one JSON object on stdout; errors go to stderr
  * with a non-zero exit. Commands work against `DATABASE_URL`, or the embedded database in `DATA_DIR` (through the
- * running server's socket when a server owns it).
+ * running server's socket when a server owns it). `runCli` runs one command line in-process (the tests use it); run
+ * as a program, this module runs `process.argv`.
  */
-import { Command, Options } from "@effect/cli"
+import { CliConfig, Command, CommandDescriptor, HelpDoc, Options, Span, Usage, ValidationError } from "@effect/cli"
 import { OpenApi } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Array as Arr, Console, Context, Effect, Either, HashMap, HashSet, Layer, Logger, LogLevel, Option } from "effect"
+import { realpathSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
-import { AppConfig } from "./AppConfig.js"
+import { AppConfig, logLevelNamed, logLevelNames } from "./AppConfig.js"
 import { migrate } from "./db/Migrations.js"
 import { MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
@@ -21,26 +24,41 @@ import { periodOf, QuotaLedger } from "./usage/QuotaLedger.js"
 import { InvalidInput, Organizations } from "./organizations/Organizations.js"
 import { DirectoryLive } from "./Directory.js"
 
+/**
+ * The database the commands use: `SqlForTools` (the configured database, through a running server's socket when
+ * one owns the embedded files). A test running the CLI inside the server's own process points it at that socket.
+ */
+export class CliDatabase extends Context.Reference<CliDatabase>()("CliDatabase", {
+  defaultValue: (): typeof SqlForTools => SqlForTools
+}) {}
+
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
+/** The CLI's log lines: logfmt on stderr, so that stdout carries a command's JSON alone. */
+const CliLogger = Logger.withConsoleError(Logger.logfmtLogger)
+
 const serve = Command.make("serve", {}, () =>
-  Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive))).pipe(
+  Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive)).pipe(
+    // The server logs as `npm start` does (LOG_FORMAT, on stdout).
+    Effect.provide(Logger.replace(CliLogger, Logger.defaultLogger))
+  )).pipe(
   Command.withDescription("Run the HTTP server (the same as npm start).")
 )
 
 const migrateCommand = Command.make("migrate", {}, () =>
-  migrate().pipe(
-    Effect.provide(SqlForTools),
+  Effect.flatMap(CliDatabase, (database) => Effect.provide(migrate(), database)).pipe(
     Effect.flatMap((applied) => printJson({ applied: applied.map(([id, name]) => ({ id, name })) }))
   )).pipe(Command.withDescription("Apply the migrations not yet applied and print them."))
 
-/** The services, on the configured database, migrated. */
-const ToolsLive = DirectoryLive.pipe(Layer.provide(MigrateOnStart), Layer.provide(SqlForTools))
-
+/** Runs a command's effect on the services over the CLI's database (migrated) and prints its result. */
 const withServices = <A, E>(
   effect: Effect.Effect<A, E, Organizations | Keys | CreditStore | BillingRepo | OrganizationsRepo | QuotaLedger>
 ) =>
-  Effect.flatMap(Effect.provide(effect, ToolsLive), printJson)
+  Effect.flatMap(CliDatabase, (database) =>
+    Effect.flatMap(
+      Effect.provide(effect, DirectoryLive.pipe(Layer.provide(MigrateOnStart), Layer.provide(database))),
+      printJson
+    ))
 
 const org = Options.text("org").pipe(Options.withDescription("organization id"))
 const user = Options.text("user").pipe(Options.withDescription("user id"))
@@ -182,28 +200,28 @@ const quotaSet = Command.make(
     }))
 ).pipe(Command.withDescription("Set or remove an organization's period quotas (per UTC month); prints the limits."))
 
-const creditCommand = Command.make("credit").pipe(
+const creditCommand = Command.make("credit", {}, () => showHelp(["credit"])).pipe(
   Command.withDescription("Prepaid credit."),
   Command.withSubcommands([creditGrant])
 )
-const billingCommand = Command.make("billing").pipe(
+const billingCommand = Command.make("billing", {}, () => showHelp(["billing"])).pipe(
   Command.withDescription("Billing of an organization."),
   Command.withSubcommands([billingSwitch(true), billingSwitch(false)])
 )
-const quotaCommand = Command.make("quota").pipe(
+const quotaCommand = Command.make("quota", {}, () => showHelp(["quota"])).pipe(
   Command.withDescription("Period quotas."),
   Command.withSubcommands([quotaSet])
 )
 
-const orgCommand = Command.make("org").pipe(
+const orgCommand = Command.make("org", {}, () => showHelp(["org"])).pipe(
   Command.withDescription("Organizations."),
   Command.withSubcommands([orgCreate])
 )
-const memberCommand = Command.make("member").pipe(
+const memberCommand = Command.make("member", {}, () => showHelp(["member"])).pipe(
   Command.withDescription("Members of an organization."),
   Command.withSubcommands([memberAdd])
 )
-const keyCommand = Command.make("key").pipe(
+const keyCommand = Command.make("key", {}, () => showHelp(["key"])).pipe(
   Command.withDescription("API keys."),
   Command.withSubcommands([keyCreate, keyRevoke])
 )
@@ -212,31 +230,240 @@ const openapi = Command.make("openapi", {}, () => printJson(OpenApi.fromApi(Api)
   Command.withDescription("Print the OpenAPI 3.1 document of this build.")
 )
 
-const root = Command.make("arbiter").pipe(
+const commands = [
+  serve,
+  migrateCommand,
+  openapi,
+  orgCommand,
+  memberCommand,
+  keyCommand,
+  creditCommand,
+  billingCommand,
+  quotaCommand
+] as const
+
+const root = Command.make("arbiter", {}, () => showHelp([])).pipe(
   Command.withDescription("Arbiter operator commands."),
-  Command.withSubcommands([
-    serve,
-    migrateCommand,
-    openapi,
-    orgCommand,
-    memberCommand,
-    keyCommand,
-    creditCommand,
-    billingCommand,
-    quotaCommand
+  Command.withSubcommands(commands)
+)
+
+const name = "arbiter"
+const version = "0.1.0"
+
+/** Help lists the global options once, in its own section, with LOG_LEVEL's level names. */
+const cliConfig = CliConfig.make({ showBuiltIns: false })
+
+/** The words of a command line before `--` (after it, everything is a value). */
+const optionWords = (args: ReadonlyArray<string>) => {
+  const end = args.indexOf("--")
+  return end === -1 ? args : args.slice(0, end)
+}
+
+/** The command a command line names: its path from the root, usage and help. */
+interface Located {
+  readonly path: ReadonlyArray<string>
+  readonly usage: Usage.Usage
+  readonly help: HelpDoc.HelpDoc
+}
+
+const topLevel: ReadonlyArray<CommandDescriptor.Command<unknown>> = commands.map((command) => command.descriptor)
+
+const hasName = (word: string) => (command: CommandDescriptor.Command<unknown>) =>
+  HashSet.has(CommandDescriptor.getNames(command), word)
+
+/** A group's usage: its name, then one of its commands (`Usage.mixed` renders as nothing in @effect/cli 0.77). */
+const groupUsage = (group: string) =>
+  Usage.concat(Usage.named([group], Option.none()), Usage.named(["<command>"], Option.none()))
+
+const locate = (args: ReadonlyArray<string>): Located => {
+  const words = optionWords(args)
+  const topIndex = words.findIndex((word) => topLevel.some(hasName(word)))
+  const topName = words[topIndex]
+  const top = topName === undefined ? undefined : topLevel.find(hasName(topName))
+  if (topName === undefined || top === undefined) {
+    return { path: [name], usage: groupUsage(name), help: Command.getHelp(root, cliConfig) }
+  }
+  // A group's subcommands; a plain command's "subcommands" are itself.
+  const children = CommandDescriptor.getSubcommands(top)
+  const leaf = HashMap.has(children, topName)
+    ? Option.none()
+    : Arr.findFirst(words.slice(topIndex + 1), (word) =>
+      Option.map(HashMap.get(children, word), (command) => [word, command] as const))
+  return Option.match(leaf, {
+    onNone: () => ({
+      path: [name, topName],
+      usage: HashMap.has(children, topName) ? CommandDescriptor.getUsage(top) : groupUsage(topName),
+      help: CommandDescriptor.getHelp(top, cliConfig)
+    }),
+    onSome: ([leafName, command]) => ({
+      path: [name, topName, leafName],
+      usage: CommandDescriptor.getUsage(command),
+      help: CommandDescriptor.getHelp(command, cliConfig)
+    })
+  })
+}
+
+/** The usage lines of a located command, each the whole command line from `arbiter` on. */
+const usageLines = (located: Located): ReadonlyArray<Span.Span> => {
+  const before = located.path.slice(0, -1)
+  return Usage.enumerate(located.usage, cliConfig).map((span) =>
+    before.length === 0 ? span : Span.concat(Span.text(`${before.join(" ")} `), span)
+  )
+}
+
+const globalOptions = HelpDoc.sequence(
+  HelpDoc.h1("GLOBAL OPTIONS"),
+  HelpDoc.descriptionList([
+    [
+      Span.text(`--log-level ${logLevelNames.join(" | ")}`),
+      HelpDoc.p("Show log lines from this level up (the names LOG_LEVEL takes; default warn).")
+    ],
+    [Span.text("-h, --help"), HelpDoc.p("Show the help of a command.")],
+    [Span.text("--version"), HelpDoc.p("Show the version.")],
+    [Span.text("--completions sh | bash | fish | zsh"), HelpDoc.p("Print a completion script for a shell.")]
   ])
 )
 
-const cli = Command.run(root, { name: "arbiter", version: "0.1.0" })
+/** Prints the help of the command a command line names. */
+const showHelp = (args: ReadonlyArray<string>) => {
+  const located = locate(args)
+  return Console.log(HelpDoc.toAnsiText(HelpDoc.blocks([
+    HelpDoc.h1(Span.code(name)),
+    HelpDoc.p(`${name} ${version}`),
+    HelpDoc.sequence(HelpDoc.h1("USAGE"), HelpDoc.blocks(usageLines(located).map((line) => HelpDoc.p(line)))),
+    located.help,
+    globalOptions
+  ])))
+}
 
-const program = Effect.suspend(() => cli(process.argv)).pipe(
-  Effect.catchAll((error) =>
-    Console.error(typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error))
-      .pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
-  ),
-  Effect.provide(AppConfig.layer),
-  Effect.provide(NodeContext.layer),
-  Effect.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
+/** Printed after a usage error's message: how the command is written, and where its options are described. */
+const showUsage = (args: ReadonlyArray<string>) => {
+  const located = locate(args)
+  const lines = usageLines(located).map((line) => HelpDoc.toAnsiText(HelpDoc.p(line)).trim())
+  return Console.error(`Usage: ${lines.join("\n       ")}\n"${located.path.join(" ")} --help" describes every option.`)
+}
 
-NodeRuntime.runMain(program, { disablePrettyLogger: true })
+/** Takes `--log-level NAME` (or `--log-level=NAME`) out of a command line; fails with a usage message. */
+const takeLogLevel = (args: ReadonlyArray<string>): Either.Either<
+  { readonly level: Option.Option<LogLevel.LogLevel>; readonly rest: ReadonlyArray<string> },
+  string
+> => {
+  const words = optionWords(args)
+  const rest: Array<string> = []
+  let level = Option.none<LogLevel.LogLevel>()
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index]!
+    if (word !== "--log-level" && !word.startsWith("--log-level=")) {
+      rest.push(word)
+      continue
+    }
+    const value = word === "--log-level" ? words[++index] : word.slice("--log-level=".length)
+    const named = value === undefined ? Option.none() : logLevelNamed(value)
+    if (Option.isNone(named)) {
+      return Either.left(
+        `--log-level takes one of ${logLevelNames.join(", ")}${value === undefined ? "" : `, not ${JSON.stringify(value)}`}`
+      )
+    }
+    level = named
+  }
+  return Either.right({ level, rest: [...rest, ...args.slice(words.length)] })
+}
+
+/** Where the CLI's output goes: whether each stream is a terminal, and `NO_COLOR` (https://no-color.org). */
+export interface CliOutput {
+  readonly stdoutIsTerminal: boolean
+  readonly stderrIsTerminal: boolean
+  readonly noColor: string | undefined
+}
+
+const AnsiEscape = /\x1b\[[0-9;]*[A-Za-z]/g
+
+const plain = (args: ReadonlyArray<unknown>) =>
+  args.map((arg) => (typeof arg === "string" ? arg.replace(AnsiEscape, "") : arg))
+
+/** A console that writes colour (help headings, errors) only to a terminal, and none with NO_COLOR set. */
+const colourConsole = (base: Console.Console, output: CliOutput): Console.Console => {
+  const noColor = output.noColor !== undefined && output.noColor !== ""
+  const stdout = noColor || !output.stdoutIsTerminal ? plain : (args: ReadonlyArray<unknown>) => args
+  const stderr = noColor || !output.stderrIsTerminal ? plain : (args: ReadonlyArray<unknown>) => args
+  return {
+    ...base,
+    log: (...args) => base.log(...stdout(args)),
+    info: (...args) => base.info(...stdout(args)),
+    debug: (...args) => base.debug(...stdout(args)),
+    error: (...args) => base.error(...stderr(args)),
+    warn: (...args) => base.warn(...stderr(args)),
+    unsafe: {
+      ...base.unsafe,
+      log: (...args) => base.unsafe.log(...stdout(args)),
+      info: (...args) => base.unsafe.info(...stdout(args)),
+      debug: (...args) => base.unsafe.debug(...stdout(args)),
+      error: (...args) => base.unsafe.error(...stderr(args)),
+      warn: (...args) => base.unsafe.warn(...stderr(args))
+    }
+  }
+}
+
+const app = Command.run(root, { name, version })
+
+const describeFailure = (error: unknown) =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+
+/**
+ * Runs one command line (the words after the program's name) and yields its exit code: 0 on success, 1 when the
+ * command fails or the line is not a command (the message, then the usage, on stderr).
+ */
+export const runCli = (args: ReadonlyArray<string>, output: CliOutput) => {
+  const run = Effect.gen(function*() {
+    const taken = takeLogLevel(args)
+    if (Either.isLeft(taken)) {
+      yield* Console.error(`${taken.left}\n`)
+      yield* showUsage(args)
+      return 1
+    }
+    const { level, rest } = taken.right
+    const words = optionWords(rest)
+    const command = words.includes("--help") || words.includes("-h")
+      ? showHelp(rest)
+      : app(["node", name, ...rest])
+    return yield* command.pipe(
+      Logger.withMinimumLogLevel(Option.getOrElse(level, () => LogLevel.Warning)),
+      Option.isSome(level) ? Effect.updateService(AppConfig, (settings) => ({ ...settings, logLevel: level.value })) : (self) => self,
+      Effect.as(0),
+      Effect.catchAll((error) =>
+        ValidationError.isValidationError(error)
+          // @effect/cli has printed the message.
+          ? Effect.as(showUsage(rest), 1)
+          : Effect.as(Console.error(describeFailure(error)), 1)
+      )
+    )
+  })
+  return Console.consoleWith((base) => Effect.withConsole(run, colourConsole(base, output))).pipe(
+    Effect.provide(CliConfig.layer(cliConfig)),
+    Effect.provide(Logger.replace(Logger.defaultLogger, CliLogger))
+  )
+}
+
+/** Whether this module is the program node was started with (`node dist/src/cli.js`), not imported by another. */
+const invokedAsProgram = (() => {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+})()
+
+if (invokedAsProgram) {
+  const program = runCli(process.argv.slice(2), {
+    stdoutIsTerminal: process.stdout.isTTY === true,
+    stderrIsTerminal: process.stderr.isTTY === true,
+    noColor: process.env.NO_COLOR
+  }).pipe(
+    Effect.flatMap((code) => Effect.sync(() => (process.exitCode = code))),
+    Effect.provide(AppConfig.layer),
+    Effect.provide(NodeContext.layer)
+  )
+  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+}

@@ -1,19 +1,31 @@
 /**
  * The operator CLI against the database of a running server (PostgreSQL, or the embedded database through the
  * server's socket): each command prints one JSON object on stdout, errors go to stderr with a non-zero exit, and what
- * the CLI creates works over HTTP at once.
+ * the CLI creates works over HTTP at once. Commands run in this process; the first of each kind also runs as a child
+ * process, as an operator starts it (finding the server that owns the embedded files by itself).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { call, codeOf } from "../support/Api.js"
-import { runCli } from "../support/Cli.js"
+import { runCli, runCliProcess } from "../support/Cli.js"
 import { TestServerLive } from "../support/TestServer.js"
+
+/** Calls `attempt` until `done` holds of its result or `withinMs` have passed; returns the last result. */
+const pollUntil = <A, E, R>(attempt: Effect.Effect<A, E, R>, done: (a: A) => boolean, withinMs: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + withinMs
+    for (;;) {
+      const result = yield* attempt
+      if (done(result) || Date.now() >= deadline) return result
+      yield* Effect.sleep("50 millis")
+    }
+  })
 
 layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("operator CLI", (it) => {
   describe("org create, member add, key create, key revoke", () => {
     it.effect("work against the running server's database and print one JSON object each", () =>
       Effect.gen(function*() {
-        const created = yield* runCli(["org", "create", "--name", "Acme", "--owner-email", "Ops@Acme.example", "--owner-id", "user_ops", "--verified"])
+        const created = yield* runCliProcess(["org", "create", "--name", "Acme", "--owner-email", "Ops@Acme.example", "--owner-id", "user_ops", "--verified"])
         assert.strictEqual(created.code, 0, created.stderr)
         const organization = created.json()
         assert.match(organization.organization_id, /^org_[0-9a-f]{32}$/)
@@ -39,8 +51,11 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
         const revoked = yield* runCli(["key", "revoke", "--org", organization.organization_id, "--key", issued.id])
         assert.strictEqual(revoked.code, 0, revoked.stderr)
         assert.strictEqual(revoked.json().state, "revoked")
-        yield* Effect.sleep("1100 millis")
-        const after = yield* call("GET", "/v1/keys", { secret: issued.secret })
+        const after = yield* pollUntil(
+          call("GET", "/v1/keys", { secret: issued.secret }),
+          (response) => codeOf(response) === "invalid_credential",
+          1_100
+        )
         assert.strictEqual(codeOf(after), "invalid_credential", "the server refuses the key revoked by the CLI within a second")
       }))
 
@@ -67,6 +82,18 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
         assert.notStrictEqual(zero.code, 0)
       }), { timeout: 180_000 })
 
+    it.effect("--log-level shows the log lines from that level up, on stderr, beside the JSON on stdout", () =>
+      Effect.gen(function*() {
+        const quiet = yield* runCli(["migrate"])
+        assert.strictEqual(quiet.code, 0, quiet.stderr)
+        assert.deepStrictEqual(quiet.json(), { applied: [] })
+        assert.notInclude(quiet.stderr, "level=DEBUG")
+        const verbose = yield* runCli(["--log-level", "debug", "migrate"])
+        assert.strictEqual(verbose.code, 0, verbose.stderr)
+        assert.deepStrictEqual(verbose.json(), { applied: [] })
+        assert.include(verbose.stderr, "level=DEBUG")
+      }))
+
     it.effect("refuses bad input on stderr with a non-zero exit and prints nothing on stdout", () =>
       Effect.gen(function*() {
         const cases: Array<ReadonlyArray<string>> = [
@@ -76,8 +103,8 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
           ["key", "create", "--org", "org_missing", "--user", "u1", "--name", "n", "--scopes", "root"],
           ["key", "revoke", "--org", "org_missing", "--key", "key_00000000000000000000000000000000"]
         ]
-        for (const args of cases) {
-          const result = yield* runCli(args)
+        for (const [index, args] of cases.entries()) {
+          const result = yield* (index === 0 ? runCliProcess(args) : runCli(args))
           assert.notStrictEqual(result.code, 0, args.join(" "))
           assert.strictEqual(result.stdout, "", args.join(" "))
           assert.isAbove(result.stderr.trim().length, 0, args.join(" "))
