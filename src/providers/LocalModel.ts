@@ -1,7 +1,9 @@
 /**
- * The built-in `local` model: a deterministic lexical scorer that needs no network. It is good for development,
- * offline use, tests and deterministic demos; it is not judgement: it matches words, so it cannot follow negation,
- * arithmetic, paraphrase or anything a real model would be asked to weigh.
+ * The built-in `local` model: deterministic and offline. The router's own classification questions (recognized
+ * exactly, `src/router/classifier/RouterQuestions.ts`) are answered by the embedded prompt classifier trained for
+ * them (`src/router/classifier/`, weights in `data/router-classifier.json`). Every other question gets a lexical
+ * scorer, good for development, offline use, tests and deterministic demos; it is not judgement: it matches words,
+ * so it cannot follow negation, arithmetic, paraphrase or anything a real model would be asked to weigh.
  * How it reads: text is lower-cased (NFKC), split into letter/digit words, common English stop words dropped, and a
  * trailing plural "s"/"ies" folded. The evidence is the state's words plus the earlier answers' words. A `choice` or
  * `score` option scores sum over its name-and-description words of idf x ln(1 + count in evidence), divided by the
@@ -15,6 +17,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
+import { routerAnswerer, shippedClassifier } from "../router/classifier/RouterAnswers.js"
 import { canonicalJson, sha256Hex } from "../runs/CanonicalJson.js"
 import { utf8Bytes } from "../runs/Pricing.js"
 import { promptBytes } from "./LetterReadout.js"
@@ -93,6 +96,12 @@ const noulProbabilities = (read: Read, evidence: ReadonlyMap<string, number>): R
   return withPrior(read.options.map((option) => (option.name === "yes" ? yes : 1 - yes)))
 }
 
+const lexicalProbabilities = (read: Read, state: StateCache): ReadonlyArray<number> => {
+  const evidence = new Map(state.words)
+  for (const earlier of read.context) countWords(earlier.answer, evidence)
+  return read.type === "noul" ? noulProbabilities(read, evidence) : optionProbabilities(read, evidence)
+}
+
 interface StateCache {
   state: string
   bytes: number
@@ -100,8 +109,12 @@ interface StateCache {
   words: ReadonlyMap<string, number>
 }
 
-/** Builds the local model; it keeps the last state's words so the draws and questions of one run tokenize it once. */
+/**
+ * Builds the local model; it keeps the last state's words so the draws and questions of one run tokenize it once.
+ * The classifier's weights are read here (once per process), so a missing or damaged weights file stops the start.
+ */
 const make = Effect.sync(() => {
+  const router = routerAnswerer(shippedClassifier())
   let cache: StateCache | null = null
   const stateOf = (state: string): StateCache => {
     if (cache === null || cache.state !== state) {
@@ -111,9 +124,7 @@ const make = Effect.sync(() => {
   }
   const answer = (read: Read, at: Date): ReadOutcome => {
     const state = stateOf(read.state)
-    const evidence = new Map(state.words)
-    for (const earlier of read.context) countWords(earlier.answer, evidence)
-    const probabilities = read.type === "noul" ? noulProbabilities(read, evidence) : optionProbabilities(read, evidence)
+    const probabilities = router(read) ?? lexicalProbabilities(read, state)
     const { state: _state, thinkTokens: _think, ...rest } = read
     const id = sha256Hex(canonicalJson({ ...rest, state: state.digest })).slice(0, 32)
     return {

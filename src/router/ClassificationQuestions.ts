@@ -5,7 +5,13 @@
  * facets (`noul` propositions). Which task-type questions to ask is the caller's choice (families of 5% or more).
  */
 import { DIFFICULTY_LEVELS } from "./Difficulty.js"
-import type { Taxonomy } from "./Taxonomy.js"
+import type { TaskType, Taxonomy } from "./Taxonomy.js"
+
+/** What the questions read of a taxonomy: its families and each family's task types (a `Taxonomy` is one). */
+export interface QuestionTaxonomy {
+  readonly families: Taxonomy["families"]
+  readonly taskTypesByFamily: ReadonlyMap<string, ReadonlyArray<Pick<TaskType, "id" | "description">>>
+}
 
 /** A `choice` question: option names mapped to descriptions. */
 export interface ChoiceQuestion {
@@ -74,18 +80,18 @@ export const FACETS: Readonly<Record<string, string>> = {
 /** The name of the task-type question of a family, e.g. `task_type.coding`. */
 export const taskTypeQuestionName = (family: string): string => `task_type.${family}`
 
-const familyDescription = (taxonomy: Taxonomy, family: string): string =>
+const familyDescription = (taxonomy: QuestionTaxonomy, family: string): string =>
   FAMILY_DESCRIPTIONS[family] ??
     (taxonomy.taskTypesByFamily.get(family) ?? []).map((type) => type.description).join(" ")
 
-const familyQuestion = (taxonomy: Taxonomy): ChoiceQuestion => ({
+const familyQuestion = (taxonomy: QuestionTaxonomy): ChoiceQuestion => ({
   type: "choice",
   instructions: "Which family of tasks does this request belong to? Judge the work the user wants done, not the " +
     "topic it mentions: writing code that simulates chemistry is coding, explaining chemistry is knowledge.",
   criteria: Object.fromEntries(taxonomy.families.map((family) => [family, familyDescription(taxonomy, family)]))
 })
 
-const taskTypeQuestion = (taxonomy: Taxonomy, family: string): ChoiceQuestion => ({
+const taskTypeQuestion = (taxonomy: QuestionTaxonomy, family: string): ChoiceQuestion => ({
   type: "choice",
   instructions: `This request is a ${family} task. Which kind of ${family} task is it? Pick the closest option.`,
   criteria: Object.fromEntries(
@@ -104,7 +110,7 @@ const difficultyQuestion: ScoreQuestion = {
  * The questions that classify a task. A fixed task type or domain removes the family and task-type questions;
  * a family with a single task type has no task-type question (its type is certain).
  */
-export const classificationQuestions = (taxonomy: Taxonomy, fixed: FixedTask): ClassificationQuestionSet => {
+export const classificationQuestions = (taxonomy: QuestionTaxonomy, fixed: FixedTask): ClassificationQuestionSet => {
   const isFixed = fixed.taskType !== undefined || fixed.domain !== undefined
   return {
     family: isFixed ? null : familyQuestion(taxonomy),

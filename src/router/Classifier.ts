@@ -1,11 +1,12 @@
 /**
  * Turns the decision model's answers into the wire `classification` and the inputs of `rank` (decisions.md,
  * Router): `domain` is the family question's distribution (all families, summing to 1); the task-type distribution
- * is `P(type) = P(family) x P(type | family)` over the families of 5% or more, renormalized; `difficulty` is the
- * score's label with label probabilities summed from the levels. A caller-fixed task type wins over a fixed domain
- * (whose default type is used); either gives probability 1.0 and `fixed` true.
+ * is `P(type) = P(family) x P(type | family)` over the families of 5% or more, renormalized; `difficulty` has label
+ * probabilities summed from the levels and the most probable of them as its label, the score ranking reads kept in
+ * that label's band (`Difficulty.ts`). A caller-fixed task type wins over a fixed domain (whose default type is
+ * used); either gives probability 1.0 and `fixed` true.
  */
-import { type DifficultyLabel, difficultyLabel, labelProbabilities } from "./Difficulty.js"
+import { type DifficultyLabel, labelProbabilities, mostProbableLabel, scoreWithin } from "./Difficulty.js"
 import { PROBABILITY_TOLERANCE, TASK_TYPE_FLOOR } from "./ScoringConstants.js"
 import type { TaskTypeProbability } from "./TaskMix.js"
 import type { TaskType, Taxonomy } from "./Taxonomy.js"
@@ -128,14 +129,14 @@ export const interpretClassification = (
     : [{ taskType: fixed.id, probability: 1 }]
   const top = taskDistribution[0]!
   const topType = taxonomy.taskTypesById.get(top.taskType)!
-  const score = Math.min(1, Math.max(0, Number.isFinite(answers.difficulty.score) ? answers.difficulty.score : 0))
+  const expected = Math.min(1, Math.max(0, Number.isFinite(answers.difficulty.score) ? answers.difficulty.score : 0))
+  const difficultyProbabilities = labelProbabilities(answers.difficulty.probabilities)
+  const difficulty = mostProbableLabel(difficultyProbabilities, expected)
+  const score = scoreWithin(expected, difficulty)
   return {
     classification: {
       domain: { label: fixed?.family ?? mostProbable(families, taxonomy.families), probabilities: families },
-      difficulty: {
-        label: difficultyLabel(score),
-        probabilities: labelProbabilities(answers.difficulty.probabilities)
-      },
+      difficulty: { label: difficulty, probabilities: difficultyProbabilities },
       task_type: {
         label: topType.id,
         family: topType.family,

@@ -121,15 +121,27 @@ export interface ReasonFacts {
   readonly topProbability: number
   readonly mixedTypes: number
   readonly eligible: number
+  /** `domain_skills` only: its most probable task type is under 40%. */
   readonly lowConfidence: boolean
+  /** The classified family, when its probability is under the family confidence bar; null otherwise. */
+  readonly unsureFamily: { readonly family: string; readonly probability: number } | null
 }
 
 const usd = (value: number): string => (value < 0.000001 ? "under $0.000001" : `$${value.toPrecision(3)}`)
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 
-/** One sentence naming the chosen model and the figures that decided it. */
+/** One sentence naming the chosen model and the figures that decided it, with the low-confidence caveats. */
 export const reasonSentence = (facts: ReasonFacts): string => {
+  const sentence = policySentence(facts)
+  const family = facts.unsureFamily
+  return family === null
+    ? sentence
+    : `${sentence.slice(0, -1)} (low confidence: the most probable family, ${family.family}, has probability ` +
+      `${(family.probability * 100).toFixed(0)}%).`
+}
+
+const policySentence = (facts: ReasonFacts): string => {
   const { bar, chosen, eligible, policy, topTaskType } = facts
   const pool = `among ${eligible} eligible model${eligible === 1 ? "" : "s"}`
   const quality = chosen.quality.toFixed(2)

@@ -17,7 +17,8 @@
  *   the latency class.
  * - Below-bar models (`balanced`, `cost_efficient`) follow the others by expected quality, scored as the lowest
  *   score above the bar minus their shortfall `tau - q`, so `score` is always a descending sort key.
- * - `low_confidence` compares the probability the caller gave `topTaskType` with 0.40 (before the 5% floor).
+ * - `low_confidence` compares the probability the caller gave `topTaskType` with 0.40 (before the 5% floor) under
+ *   `domain_skills`, and under any policy the probability of the most probable family (when classified) with 0.45.
  * - Strength contribution and weakness gap are in expected-quality units: `W_b * e_b` and `W_b * (best e_b - e_b)`,
  *   `e_b` the effective value (imputed values with the penalty), the best over the eligible models; `imputed` lists
  *   the weighted benchmarks without a measurement, then `reasoning_token_factor` when it was replaced.
@@ -50,6 +51,7 @@ import {
   type BalancedWeights,
   DEFAULT_BALANCED_WEIGHTS,
   type LatencyClass,
+  FAMILY_LOW_CONFIDENCE_BELOW,
   LOW_CONFIDENCE_BELOW,
   MAX_RANKING_ENTRIES
 } from "./ScoringConstants.js"
@@ -69,6 +71,8 @@ export interface RankInput {
   readonly filters: CatalogFilters
   readonly maxLatencyMs: number | null
   readonly inputTokensEst: number
+  /** The classified most probable family and its probability; absent when the caller fixed the task. */
+  readonly familyConfidence?: { readonly family: string; readonly probability: number } | undefined
 }
 
 /** One ranking entry, exactly the wire fields of the spec. */
@@ -115,6 +119,17 @@ export const balancedWeights = (weights: BalancedWeights | null, latency: Latenc
   return weights !== null && Number.isFinite(total) && total > 0
     ? { quality: weights.quality / total, cost: weights.cost / total, speed: weights.speed / total }
     : DEFAULT_BALANCED_WEIGHTS[latency]
+}
+
+/** The two low-confidence grounds: the top type under `domain_skills`, and the classified family under any policy. */
+const confidenceOf = (input: RankInput) => {
+  const topProbability = input.taskDistribution
+    .filter((item) => item.taskType === input.topTaskType)
+    .reduce((sum, item) => sum + item.probability, 0)
+  const typeUnsure = input.policy === "domain_skills" && topProbability < LOW_CONFIDENCE_BELOW
+  const family = input.familyConfidence
+  const unsureFamily = family !== undefined && family.probability < FAMILY_LOW_CONFIDENCE_BELOW ? family : null
+  return { topProbability, typeUnsure, unsureFamily, lowConfidence: typeUnsure || unsureFamily !== null }
 }
 
 /** Ranks the catalog for the task; pure. Throws only when `topTaskType` is not in the taxonomy (a caller bug). */
@@ -164,10 +179,7 @@ export const rank = (input: RankInput): RankOutcome => {
       imputed: imputedOf(catalog, candidate.model, weights)
     }
   })
-  const topProbability = input.taskDistribution
-    .filter((item) => item.taskType === input.topTaskType)
-    .reduce((sum, item) => sum + item.probability, 0)
-  const lowConfidence = policy === "domain_skills" && topProbability < LOW_CONFIDENCE_BELOW
+  const { lowConfidence, topProbability, typeUnsure, unsureFamily } = confidenceOf(input)
   const barred = policy === "balanced" || policy === "cost_efficient"
   return {
     _tag: "Ranked",
@@ -186,7 +198,8 @@ export const rank = (input: RankInput): RankOutcome => {
       topProbability,
       mixedTypes: mix.types.length,
       eligible: eligible.length,
-      lowConfidence
+      lowConfidence: typeUnsure,
+      unsureFamily
     })
   }
 }

@@ -38,6 +38,13 @@ export const DEFAULT_BALANCED_WEIGHTS: Readonly<Record<LatencyClass, BalancedWei
 /** `domain_skills` is low-confidence when its most probable task type is under 40% (spec, low_confidence). */
 export const LOW_CONFIDENCE_BELOW = 0.4
 
+/**
+ * Any policy is low-confidence when the classified task's most probable family is under 45% (docs/decisions.md,
+ * Router): about where the calibrated classifier's family, on sources it never saw, stops being right more often
+ * than not.
+ */
+export const FAMILY_LOW_CONFIDENCE_BELOW = 0.45
+
 /** At most ten ranking entries (spec, Router select response). */
 export const MAX_RANKING_ENTRIES = 10
 

@@ -42,7 +42,11 @@ export const decideSelection = (input: {
     latency: request.latency,
     filters: request.filters,
     maxLatencyMs: request.maxLatencyMs,
-    inputTokensEst: request.inputTokensEst
+    inputTokensEst: request.inputTokensEst,
+    familyConfidence: interpreted.classification.task_type.fixed ? undefined : {
+      family: interpreted.classification.domain.label,
+      probability: interpreted.classification.domain.probabilities[interpreted.classification.domain.label] ?? 0
+    }
   })
   if (outcome._tag === "NoEligibleModel") {
     const detail = ` for the classified task (${interpreted.topTaskType}); its classification ${runId(run.id)} was billed`

@@ -1,0 +1,124 @@
+/**
+ * The features of a prompt, as names: lower-cased words (`w:`), word pairs (`b:`), character pairs of unspaced
+ * scripts (`c:`), numbers as `#`; and signals (`s:`): intent classes anywhere and at the edges (`s:long:` for a long
+ * paste), the request's verb, a long task's length, code, traces, SQL, math, tool schemas, script and language.
+ * Line counts, question marks and short lengths only feed the rules (`structure`): in the corpus they mark a
+ * dataset's layout, not a task. Training and inference share this one function, so they cannot drift apart.
+ */
+import { intentClasses } from "./IntentLexicon.js"
+import { languageSignals, type LanguageSignals } from "./LanguageSignals.js"
+import type { PromptText } from "./PromptText.js"
+import { structureSignals } from "./TextStructure.js"
+
+/** A prompt's feature names (each once) and what the language detector found. */
+export interface PromptFeatures {
+  readonly lexical: ReadonlyArray<string>
+  readonly signals: ReadonlyArray<string>
+  readonly language: LanguageSignals
+  /** The lower-cased words, in order, for the facet and difficulty rules. */
+  readonly words: ReadonlyArray<string>
+  /** Every structure signal of the text (`TextStructure.ts`), for the facet and difficulty rules. */
+  readonly structure: ReadonlySet<string>
+  /** The lower-cased start and end of the text where the request usually is (the intent classes' window). */
+  readonly requestText: string
+}
+
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}]+/gu
+const WORD = /[\p{L}\p{M}\p{N}]+(?:['’][\p{L}]+)?/gu
+const DIGIT = /\p{N}/u
+
+/** Words skipped when looking for the request's verb: greetings, politeness and "can you" framing. */
+const LEAD_WORDS = new Set(
+  ("hi hello hey hiya dear ok okay so please pls plz kindly can could would will you u i i'm im we need want to " +
+    "like help me us just quickly now let's lets go ahead and a an the quick question hey there yo")
+    .split(" ")
+)
+
+/** Edge window for intent classes: the request usually opens or closes a long paste. */
+const EDGE_CHARS = 240
+
+/** The part of a long text the intent classes are looked for in: its start and its end (bounds the time). */
+const CUE_HEAD_CHARS = 1000
+const CUE_TAIL_CHARS = 600
+
+const window = (text: string, head: number, tail: number): string =>
+  text.length <= head + tail ? text : `${text.slice(0, head)}\n${text.slice(-tail)}`
+
+const hasDigit = (word: string): boolean => {
+  for (let index = 0; index < word.length; index++) {
+    const code = word.charCodeAt(index)
+    if (code >= 0x30 && code <= 0x39) return true
+    if (code >= 0x80 && DIGIT.test(word)) return true
+  }
+  return false
+}
+
+/** The words of a lower-cased text, numbers as `#`, text in unspaced scripts left out. */
+export const wordsOf = (lower: string): Array<string> =>
+  (lower.replace(UNSPACED, " ").match(WORD) ?? []).map((word) => (hasDigit(word) ? "#" : word))
+
+const unspacedPairs = (lower: string, into: Set<string>) => {
+  for (const run of lower.match(UNSPACED) ?? []) {
+    const chars = [...run]
+    chars.forEach((char, index) => {
+      into.add(`c:${char}`)
+      if (index + 1 < chars.length) into.add(`c:${char}${chars[index + 1]}`)
+    })
+  }
+}
+
+/** A task this long is a paste with a request around it: its edge classes also count as `s:long:<class>`. */
+const LONG_CHARS = 1500
+
+/** The length bucket of a task of LONG_CHARS or more (a pasted document, log or codebase), else null. */
+const lengthBucket = (chars: number): string | null =>
+  chars < LONG_CHARS ? null : chars < 4000 ? "xl" : chars < 10_000 ? "xxl" : chars < 30_000 ? "huge" : "vast"
+
+/** Structure signals the model does not read: the layout of a dataset more than the task (see the header). */
+const LAYOUT = /^(lines:|asks)/
+
+const longSignals = (lower: string, edgeClasses: ReadonlyArray<string>, into: Set<string>) => {
+  for (const name of edgeClasses) into.add(`s:long:${name}`)
+  if (lower.trimEnd().endsWith("?")) into.add("s:long:asks_at_end")
+  if (lower.slice(0, EDGE_CHARS).includes("?")) into.add("s:long:asks_at_start")
+}
+
+const leadSignals = (words: ReadonlyArray<string>, into: Set<string>) => {
+  const verb = words.slice(0, 8).find((word) => !LEAD_WORDS.has(word))
+  if (verb !== undefined) into.add(`s:verb:${verb}`)
+}
+
+const languageFeatures = (language: LanguageSignals, into: Set<string>) => {
+  if (language.script !== null) into.add(`s:script:${language.script}`)
+  if (language.latinLanguage !== null) {
+    into.add(language.latinDominant ? `s:lang:${language.latinLanguage}` : "s:lang:mixed")
+  }
+  if (language.nonEnglish >= 0.5) into.add("s:non_english")
+}
+
+/** All features of a prompt. */
+export const promptFeatures = (prompt: PromptText): PromptFeatures => {
+  const lower = prompt.text.normalize("NFKC").toLowerCase()
+  const words = wordsOf(lower)
+  const lexical = new Set<string>()
+  words.forEach((word, index) => {
+    lexical.add(`w:${word}`)
+    if (index + 1 < words.length) lexical.add(`b:${word} ${words[index + 1]}`)
+  })
+  unspacedPairs(lower, lexical)
+  const signals = new Set<string>()
+  const requestText = window(lower, CUE_HEAD_CHARS, CUE_TAIL_CHARS)
+  for (const name of intentClasses(requestText)) signals.add(`s:cue:${name}`)
+  const edgeClasses = intentClasses(window(lower, EDGE_CHARS, EDGE_CHARS))
+  for (const name of edgeClasses) signals.add(`s:edge:${name}`)
+  if (prompt.totalChars >= LONG_CHARS) longSignals(lower, edgeClasses, signals)
+  leadSignals(words, signals)
+  const length = lengthBucket(prompt.totalChars)
+  if (length !== null) signals.add(`s:len:${length}`)
+  if (prompt.omitted) signals.add("s:omitted")
+  const structure = new Set(structureSignals(prompt.text))
+  for (const name of structure) if (!LAYOUT.test(name)) signals.add(`s:${name}`)
+  const language = languageSignals(prompt.text, words)
+  languageFeatures(language, signals)
+  return { lexical: [...lexical], signals: [...signals], language, words, structure, requestText }
+}

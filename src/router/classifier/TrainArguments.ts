@@ -1,0 +1,32 @@
+/**
+ * What the training and evaluation commands read and where: the corpus folder (default
+ * `../shared/data/router-train` beside the project), the shipped seeds and taxonomy, where the corpus's licence
+ * texts are copied, and the `--name value` arguments of the command line.
+ */
+import { statSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { projectRoot, shippedFile } from "../../ProjectRoot.js"
+
+/** The corpus folder used when `--corpus` is not given. */
+export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "router-train")
+
+/** The hand-written seed prompts, trained on with the corpus. */
+export const SEEDS_PATH = shippedFile("data", "router-classifier-seeds.jsonl")
+
+/** The hand-written sanity prompts, never trained on. */
+export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
+
+/** The taxonomy whose labels the classifier predicts. */
+export const TAXONOMY_PATH = shippedFile("data", "task-types.json")
+
+/** Where the corpus's licence texts are copied. */
+export const LICENCES_DIR = shippedFile("data", "router-train-LICENSES")
+
+/** The value of `--name value` among the arguments, or the default. */
+export const argument = (args: ReadonlyArray<string>, name: string, fallback: string): string => {
+  const at = args.indexOf(`--${name}`)
+  return at >= 0 && args[at + 1] !== undefined ? args[at + 1]! : fallback
+}
+
+/** The corpus's `prompts.jsonl`, given its folder or the file itself. */
+export const corpusFile = (path: string): string => (statSync(path).isDirectory() ? join(path, "prompts.jsonl") : path)

@@ -1,0 +1,92 @@
+/**
+ * What the classifier reads of a prompt: the excerpt's omission line comes out with the task's real length put
+ * back, features are the same for the same text, and the signals see what a prompt is made of (scripts and
+ * languages, stack traces, SQL, code fences, tool schemas, intent classes).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { intentClasses } from "../../../src/router/classifier/IntentLexicon.js"
+import { languageSignals } from "../../../src/router/classifier/LanguageSignals.js"
+import { promptTextOfState, promptTextOfTask } from "../../../src/router/classifier/PromptText.js"
+import { promptFeatures, wordsOf } from "../../../src/router/classifier/TextFeatures.js"
+import { structureSignals } from "../../../src/router/classifier/TextStructure.js"
+import { HEAD_CHARS, promptExcerpt, TAIL_CHARS } from "../../../src/router/PromptExcerpt.js"
+
+const language = (text: string) => languageSignals(text, wordsOf(text.toLowerCase()))
+
+describe("PromptText", () => {
+  it("a short task is read whole", () => {
+    assert.deepStrictEqual(promptTextOfState("Write a haiku"), { text: "Write a haiku", totalChars: 13, omitted: false })
+  })
+
+  it("a long task's excerpt loses its omission line and keeps the task's length", () => {
+    const task = "START " + "x".repeat(20_000) + " END"
+    const read = promptTextOfState(promptExcerpt(task))
+    assert.strictEqual(read.totalChars, task.length)
+    assert.isTrue(read.omitted)
+    assert.notInclude(read.text, "characters of the task omitted")
+    assert.isTrue(read.text.startsWith("START "))
+    assert.isTrue(read.text.endsWith(" END"))
+    assert.strictEqual(read.text.length, HEAD_CHARS + TAIL_CHARS + 2)
+    assert.deepStrictEqual(promptTextOfTask(task), read)
+  })
+})
+
+describe("features", () => {
+  it("are the same for the same text and name words, word pairs and signals", () => {
+    const prompt = promptTextOfTask("Write a Python function that reverses a string")
+    const features = promptFeatures(prompt)
+    assert.deepStrictEqual(promptFeatures(prompt), features)
+    assert.include(features.lexical, "w:python")
+    assert.include(features.lexical, "b:python function")
+    assert.include(features.signals, "s:cue:code")
+    assert.include(features.signals, "s:cue:language")
+    assert.include(features.signals, "s:verb:write")
+    assert.notInclude(features.signals, "s:len:s")
+    assert.include(features.structure, "lines:1")
+  })
+
+  it("numbers read as # and unspaced scripts as character pairs", () => {
+    const features = promptFeatures(promptTextOfTask("请帮我 2024"))
+    assert.include(features.lexical, "w:#")
+    assert.include(features.lexical, "c:请帮")
+    assert.include(features.signals, "s:script:han")
+  })
+})
+
+describe("language signals", () => {
+  it("tell English, French, German, Chinese and Russian apart", () => {
+    assert.isBelow(language("How do I sort a list of numbers in Python?").nonEnglish, 0.5)
+    const french = language("Quelle est la différence entre un virus et une bactérie ?")
+    assert.strictEqual(french.latinLanguage, "fr")
+    assert.isTrue(french.latinDominant)
+    assert.isAbove(french.nonEnglish, 0.5)
+    assert.strictEqual(language("Wie viele Einwohner hat Berlin und wie groß ist die Stadt?").latinLanguage, "de")
+    assert.strictEqual(language("请帮我写一封感谢信").script, "han")
+    assert.strictEqual(language("Как приготовить борщ?").script, "cyrillic")
+  })
+
+  it("a translation request with a quoted foreign sentence is English with another language in it", () => {
+    const mixed = language("Can you translate this into English for me? 'Ich habe morgen keine Zeit, aber vielleicht am Wochenende.'")
+    assert.isFalse(mixed.latinDominant)
+    assert.isBelow(mixed.nonEnglish, 0.5)
+  })
+})
+
+describe("structure signals and intent classes", () => {
+  it("see stack traces, SQL, fenced code and tool schemas", () => {
+    assert.include(structureSignals("Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\nKeyError: 'x'"), "trace")
+    assert.include(structureSignals("SELECT name FROM users WHERE id = 3"), "sql")
+    assert.includeMembers([...structureSignals("```python\ndef f(x):\n    return x\n```")], ["fence", "fence:python"])
+    assert.include(structureSignals('[{"name": "get_weather", "parameters": {"type": "object"}}]'), "toolschema")
+    assert.include(structureSignals("what is 15% of 240"), "arithmetic")
+    assert.notInclude(structureSignals("Write a haiku about autumn leaves"), "arithmetic")
+  })
+
+  it("find the intent of common requests", () => {
+    assert.include(intentClasses("write a haiku about autumn leaves"), "creative")
+    assert.include(intentClasses("translate this to french"), "translate")
+    assert.include(intentClasses("prove that sqrt 2 is irrational"), "proof")
+    assert.include(intentClasses("open a pull request that fixes the failing tests in the repo"), "repository")
+    assert.notInclude(intentClasses("write a haiku about autumn leaves"), "code")
+  })
+})
