@@ -65,6 +65,7 @@ const main = async () => {
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
   const service = await startNode("src/main.ts", {
     DATABASE_URL: database.url,
+    BILLING_PROVIDER: "local",
     DATABASE_POOL_SIZE: "16",
     DECISION_PROVIDER: "openai",
     DECISION_PROVIDER_URL: `${upstream.url}/v1`,

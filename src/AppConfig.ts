@@ -36,6 +36,8 @@ export interface Settings {
   readonly routerCatalogPath: string
   readonly routerTaskTypesPath: string
   readonly billingProvider: "local" | "stripe"
+  /** `BILLING_PROVIDER` was set (rather than defaulting to `local`): required to run the local processor on PostgreSQL. */
+  readonly billingProviderChosen: boolean
   readonly publicBaseUrl: Option.Option<string>
   readonly stripeSecretKey: Option.Option<Redacted.Redacted>
   readonly stripeWebhookSecret: Option.Option<Redacted.Redacted>
@@ -104,6 +106,7 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   routerCatalogPath: Config.string("ROUTER_CATALOG_PATH").pipe(Config.withDefault(shippedData("catalog.json"))),
   routerTaskTypesPath: Config.string("ROUTER_TASK_TYPES_PATH").pipe(Config.withDefault(shippedData("task-types.json"))),
   billingProvider: Config.literal("local", "stripe")("BILLING_PROVIDER").pipe(Config.withDefault("local" as const)),
+  billingProviderChosen: Config.option(Config.string("BILLING_PROVIDER")).pipe(Config.map(Option.isSome)),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   stripeSecretKey: Config.option(Config.redacted("STRIPE_SECRET_KEY")),
   stripeWebhookSecret: Config.option(Config.redacted("STRIPE_WEBHOOK_SECRET")),

@@ -117,6 +117,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
         if (databaseMode() === "postgres") {
           const env = {
             DATABASE_URL: Redacted.value(Option.getOrThrow(config.databaseUrl)),
+            BILLING_PROVIDER: "local",
             DECISION_PROVIDER: "openai",
             DECISION_PROVIDER_URL: upstream.url,
             DECISION_PROVIDER_MODEL: "judge-7b",
