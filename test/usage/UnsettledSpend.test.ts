@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Either, Fiber } from "effect"
+import { Effect, Either, Fiber, Schedule } from "effect"
 import { Admission } from "../../src/runs/Admission.js"
 import { CallRecorder, EarlyRecordDelayMs } from "../../src/runs/CallRecorder.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/Pricing.js"
@@ -31,6 +31,13 @@ const twoStages = {
 
 const usage = { prompt_tokens: 1_000, completion_tokens: 1 }
 
+/** Waits (polling, at most ~1.5 s) until the organization's ledger lists `count` entries. */
+const untilLedgerHas = (secret: string, count: number) =>
+  Effect.retry(
+    Effect.filterOrFail(getJson("/v1/usage/ledger", secret), (ledger) => ledger.entries.length >= count),
+    { times: 30, schedule: Schedule.spaced("50 millis") }
+  ).pipe(Effect.orDie)
+
 layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
   describe("a run still reading", () => {
     it.effect("its answered call is in the ledger, in its usage and in unsettled_micros; settlement keeps it once", () =>
@@ -43,7 +50,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
           { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.2, B: 0.8 }, usage, id: "chatcmpl-second" } }
         )
         const running = yield* Effect.fork(postRun(secret, twoStages, freshKey()))
-        yield* Effect.sleep(EarlyRecordDelayMs + 600)
+        yield* Effect.sleep(EarlyRecordDelayMs)
+        yield* untilLedgerHas(secret, 1)
 
         const sql = yield* SqlClient.SqlClient
         const [pending] = yield* sql<{ id: string }>`SELECT id::text FROM runs WHERE organization_id = ${organizationId}`
@@ -65,6 +73,31 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.deepStrictEqual(calls.map((entry: any) => entry.provider_request_id).sort(), ["chatcmpl-first", "chatcmpl-second"])
         const billing = yield* getJson("/v1/billing", secret)
         assert.strictEqual(billing.balance_micros, 100_000 - 86)
+        yield* assertMoneyInvariants
+      }), { timeout: 30_000 })
+
+    it.effect("a thought answered while its letter call is still out counts as unsettled before the read ends", () =>
+      Effect.gen(function*() {
+        const upstream = yield* FakeUpstream
+        const { organizationId, secret } = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organizationId, 100_000)
+        yield* upstream.script(
+          { kind: "thought", text: "The customer was charged twice.", usage: { prompt_tokens: 1_000, completion_tokens: 20 }, id: "chatcmpl-thought" },
+          { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-letter" } }
+        )
+        const running = yield* Effect.fork(postRun(secret, { ...oneQuestion(), think_tokens: 64 }, freshKey()))
+        yield* Effect.sleep(EarlyRecordDelayMs)
+        yield* untilLedgerHas(secret, 1)
+        const rollup = yield* getJson("/v1/usage", secret)
+        assert.strictEqual(rollup.runs.in_flight, 1)
+        assert.strictEqual(rollup.spend.unsettled_micros, 43, "the thought's 1,000 + 20 tokens")
+        const ledger = (yield* getJson("/v1/usage/ledger", secret)).entries
+        assert.deepStrictEqual(ledger.map((entry: any) => entry.provider_request_id), ["chatcmpl-thought"])
+        const finished = (yield* Fiber.join(running)).json()
+        assert.strictEqual(finished.state, "completed")
+        assert.strictEqual(finished.cost_micros, 86)
+        const after = yield* getJson("/v1/usage", secret)
+        assert.deepStrictEqual(after.spend, { reserved_micros: 0, settled_micros: 86, unsettled_micros: 0 })
         yield* assertMoneyInvariants
       }), { timeout: 30_000 })
 
