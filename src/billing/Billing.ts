@@ -13,7 +13,7 @@ import { formatTimestamp } from "../../schema/Ids.js"
 import { AppConfig } from "../AppConfig.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { BillingRepo, type CheckoutRow, type SettingsRow } from "./BillingRepo.js"
-import { CreditStore } from "./CreditStore.js"
+import { CreditStore } from "../ledger/CreditStore.js"
 import { PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
 import { newTransactionId } from "./Transactions.js"
 
@@ -151,7 +151,8 @@ const make = Effect.gen(function*() {
       orUnavailable(Effect.gen(function*() {
         const [account] = yield* sql<{ billing_enabled: boolean; balance_micros: number; reserved_micros: number }>`
           SELECT o.billing_enabled, COALESCE(a.balance_micros, 0) AS balance_micros,
-            COALESCE(a.reserved_micros, 0) AS reserved_micros
+            COALESCE((SELECT sum(hold_micros) FROM runs r WHERE r.organization_id = o.id AND r.held AND r.hold_credit),
+              0)::bigint AS reserved_micros
           FROM organizations o LEFT JOIN credit_accounts a ON a.organization_id = o.id WHERE o.id = ${organizationId}`
         const transactions = yield* credit.transactions(organizationId, 50)
         const settings = yield* repo.settings(organizationId)

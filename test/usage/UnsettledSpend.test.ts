@@ -8,15 +8,16 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Either, Fiber, Schedule } from "effect"
-import { Admission } from "../../src/runs/Admission.js"
-import { CallRecorder, EarlyRecordDelayMs } from "../../src/runs/CallRecorder.js"
+import { CallRecorder, EarlyRecordDelayMs } from "../../src/ledger/CallRecorder.js"
+import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/Pricing.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
-import { sweepOnce } from "../../src/runs/Sweeper.js"
+import { sweepOnce } from "../../src/ledger/Sweeper.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
+import { handToDeadHolder, untilSteady } from "../support/DeadHolder.js"
 import { getJson, hyphenated } from "../support/Usage.js"
 import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
@@ -38,7 +39,7 @@ const untilLedgerHas = (secret: string, count: number) =>
     { times: 30, schedule: Schedule.spaced("50 millis") }
   ).pipe(Effect.orDie)
 
-layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
+layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
   describe("a run still reading", () => {
     it.effect("its answered call is in the ledger, in its usage and in unsettled_micros; settlement keeps it once", () =>
       Effect.gen(function*() {
@@ -120,17 +121,18 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const { organizationId, secret } = yield* seedOrganization({ billing: true })
         yield* grantCredit(organizationId, 50_000)
         const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
-        const admitted = yield* (yield* Admission).admit({
+        const admitted = yield* (yield* RunLedger).admit({
           organizationId,
           origin: "runs",
           idempotencyKey: freshKey(),
           kind: "decision",
           inputDigest: spec.inputDigest,
+          holdMicros: SPEND_CEILING_MICROS,
           holdTokens: spec.holdTokens,
-          deadline: Date.now() + 1_000
+          deadline: Date.now() + 60_000
         })
         assert.strictEqual(admitted._tag, "Admitted")
-        const runId = admitted._tag === "Admitted" ? admitted.run.id : ""
+        const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
         yield* (yield* CallRecorder).record(organizationId, [{
           runId,
           callIndex: 0,
@@ -148,8 +150,9 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.strictEqual(inFlight.spend.unsettled_micros, 43)
 
         const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE id = ${runId}::uuid`
-        assert.isAtLeast(yield* sweepOnce, 1)
+        yield* handToDeadHolder([runId])
+        yield* untilSteady
+        assert.isAtLeast(yield* sweepOnce, 1, "before its deadline: its process stopped beating")
         const [run] = yield* sql<{ state: string; error_code: string | null; cost_micros: number; held: boolean }>`
           SELECT state, error_code, cost_micros, held FROM runs WHERE id = ${runId}::uuid`
         assert.deepStrictEqual(run, { state: "failed", error_code: "deadline_exceeded", cost_micros: 43, held: false })
