@@ -17,7 +17,7 @@ export default defineConfig({
           ...shared,
           name: "solo",
           include: ["test/**/*.solo.test.ts"],
-          fileParallelism: false,
+          poolOptions: { forks: { singleFork: true } },
           sequence: { groupOrder: 1 }
         }
       }

@@ -15,15 +15,31 @@ import { DatabaseKind } from "../../src/db/Sql.js"
 import { DirectoryLive } from "../../src/Directory.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { type Child, startNode } from "../../bench/support/Processes.js"
+import { type TcpProxy, tcpProxy } from "./TcpProxy.js"
 import { freshDatabaseSettings } from "./TestDatabase.js"
 
 /** The running children, in start order. */
 export class ChildServers extends Context.Tag("test/ChildServers")<ChildServers, ReadonlyArray<Child>>() {}
 
-/** Options of the children: how many, and settings as environment variables (merged over the test defaults). */
+/** The TCP proxy the children reach PostgreSQL through, when asked for (`viaProxy`). */
+export class DatabaseProxy extends Context.Tag("test/DatabaseProxy")<DatabaseProxy, TcpProxy>() {}
+
+/**
+ * Options of the children: how many, settings as environment variables (merged over the test defaults), and whether
+ * they reach PostgreSQL through a proxy the test can cut (the test's own connection stays direct).
+ */
 export interface ChildServerOptions {
   readonly count?: number
   readonly env?: Readonly<Record<string, string>>
+  readonly viaProxy?: boolean
+}
+
+const noProxy: TcpProxy = {
+  port: 0,
+  cut: () => {
+    throw new Error("these children reach PostgreSQL directly: start them with viaProxy")
+  },
+  restore: () => {}
 }
 
 const databaseEnv = (settings: Partial<Settings>): Record<string, string> =>
@@ -42,7 +58,7 @@ export const ChildServersLive = (options: ChildServerOptions = {}) =>
       const settings = yield* freshDatabaseSettings
       const postgres = Option.isSome(settings.databaseUrl)
       const count = postgres ? options.count ?? 1 : 1
-      const env = {
+      const env: Record<string, string> = {
         LOG_LEVEL: "warn",
         BILLING_PROVIDER: "local",
         OVERLOAD_MAX_LAG_MS: "0",
@@ -51,6 +67,16 @@ export const ChildServersLive = (options: ChildServerOptions = {}) =>
         ...databaseEnv(settings),
         ...options.env
       }
+      const proxy = postgres && options.viaProxy === true
+        ? yield* Effect.gen(function*() {
+          const direct = new URL(env.DATABASE_URL!)
+          const made = yield* tcpProxy(direct.hostname, Number(direct.port || 5432))
+          direct.hostname = "127.0.0.1"
+          direct.port = String(made.port)
+          env.DATABASE_URL = direct.toString()
+          return made
+        })
+        : undefined
       const children: Array<Child> = []
       for (let index = 0; index < count; index++) {
         children.push(yield* Effect.acquireRelease(
@@ -67,6 +93,7 @@ export const ChildServersLive = (options: ChildServerOptions = {}) =>
         DirectoryLive.pipe(Layer.provideMerge(pgClientLayer(target, { max: 4 }))),
         Layer.succeed(DatabaseKind, postgres ? "postgres" : "embedded"),
         Layer.succeed(ChildServers, children),
+        Layer.succeed(DatabaseProxy, proxy ?? noProxy),
         Layer.succeed(ServerAddress, { host: first.hostname, port: Number(first.port), url: children[0]!.url })
       ).pipe(Layer.provideMerge(config))
     })
