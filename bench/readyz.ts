@@ -15,7 +15,7 @@ const row = (name: string, connections: number, result: LoadResult) =>
 
 const main = async () => {
   const database = await createBenchDatabase()
-  const service = await startNode("src/main.ts", { DATABASE_URL: database.url,
+  const service = await startNode("src/main.ts", { DATABASE_URL: database.url, WORKERS: "1",
     BILLING_PROVIDER: "local", LOG_LEVEL: "warn" }, "/readyz")
   const bare = await startNode("bench/bare-readyz.ts", { DATABASE_URL: database.url })
   try {

@@ -57,6 +57,7 @@ const main = async () => {
   const service = await startNode("src/main.ts", {
     DATABASE_URL: database.url,
     BILLING_PROVIDER: "local",
+    WORKERS: "1",
     LOG_LEVEL: "warn",
     DECISION_PROVIDER: "openai",
     DECISION_PROVIDER_URL: upstream.url,
