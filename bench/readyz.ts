@@ -15,7 +15,8 @@ const row = (name: string, connections: number, result: LoadResult) =>
 
 const main = async () => {
   const database = await createBenchDatabase()
-  const service = await startNode("src/main.ts", { DATABASE_URL: database.url, LOG_LEVEL: "warn" }, "/readyz")
+  const service = await startNode("src/main.ts", { DATABASE_URL: database.url, WORKERS: "1",
+    BILLING_PROVIDER: "local", LOG_LEVEL: "warn" }, "/readyz")
   const bare = await startNode("bench/bare-readyz.ts", { DATABASE_URL: database.url })
   try {
     console.log(`GET /readyz, ${seconds} s per row after a 2 s warm-up (closed loop, keep-alive)`)

@@ -56,6 +56,8 @@ const main = async () => {
   const database = await createBenchDatabase()
   const service = await startNode("src/main.ts", {
     DATABASE_URL: database.url,
+    BILLING_PROVIDER: "local",
+    WORKERS: "1",
     LOG_LEVEL: "warn",
     DECISION_PROVIDER: "openai",
     DECISION_PROVIDER_URL: upstream.url,

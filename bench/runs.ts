@@ -12,7 +12,7 @@ import { letterRequest } from "../src/providers/LetterReadout.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
-import { cpuMillis, cpuMillisOfCommand, startNode } from "./support/Processes.js"
+import { cpuMillisOfCommand, cpuMillisOfTree, startNode } from "./support/Processes.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const ticket = "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200)
@@ -65,6 +65,7 @@ const main = async () => {
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
   const service = await startNode("src/main.ts", {
     DATABASE_URL: database.url,
+    BILLING_PROVIDER: "local",
     DATABASE_POOL_SIZE: "16",
     DECISION_PROVIDER: "openai",
     DECISION_PROVIDER_URL: `${upstream.url}/v1`,
@@ -78,7 +79,7 @@ const main = async () => {
     await seedHistory(database.url, [...spread, busy!], 500)
     console.log(`decision runs: one question, ~${runBody(ticket).length} B body, ${seconds} s per row after a 2 s warm-up; 101 organizations with 500 settled runs each already stored`)
     console.log(`service pid ${service.process.pid}, upstream pid ${upstream.process.pid}, PostgreSQL ${database.url.replace(/\/\/.*@/, "//")}`)
-    const cpu = { service: () => cpuMillis(service.process.pid!), postgres: () => cpuMillisOfCommand("postgres") }
+    const cpu = { service: () => cpuMillisOfTree(service.process.pid!), postgres: () => cpuMillisOfCommand("postgres") }
     let capacity = 0
     for (const latency of [0, 20]) {
       await setLatency(latency)

@@ -4,9 +4,10 @@
  * (1 to 255 bytes of visible ASCII), read by the handler so its absence answers `idempotency_key_required`.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, SchemaAST } from "effect"
 import { BodyLimit, LargeBodyLimit } from "./Annotations.js"
 import { Authentication } from "./Auth.js"
+import { CallerRecord } from "./CallerRecord.js"
 import { JsonRequestShape } from "./Boundary.js"
 import {
   BudgetExhausted,
@@ -50,7 +51,7 @@ export const Question = StrictStruct({
       "level names (array) or {level: description}, 2 to 20, lowest first"
   })),
   depends_on: Schema.optional(Schema.Array(Schema.String)),
-  ask_if: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })),
+  ask_if: Schema.optional(CallerRecord(Schema.Array(Schema.String))),
   alone: Schema.optional(Schema.Boolean)
 })
 
@@ -66,10 +67,13 @@ export const RunRequest = StrictStruct({
   kind: Schema.Literal("decision", "verdict"),
   model: Schema.optional(Schema.String),
   instructions: Schema.optional(Schema.String),
-  state: Schema.optional(Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
+  state: Schema.optional(Schema.Union(Schema.String, CallerRecord(Schema.Unknown))),
   messages: Schema.optional(Schema.Array(Message)),
-  questions: Schema.optional(Schema.Record({ key: Schema.String, value: Question })),
-  schema: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  questions: Schema.optional(CallerRecord(Question)),
+  // Any JSON value passes here: a schema that is not a JSON Schema object is `invalid_verdict_schema` (step 5).
+  schema: Schema.optional(Schema.Unknown.annotations({
+    [SchemaAST.SurrogateAnnotationId]: Schema.Record({ key: Schema.String, value: Schema.Unknown }).ast
+  })),
   draws: Schema.optional(Schema.Int.pipe(Schema.between(1, 8))),
   think_tokens: Schema.optional(Schema.Int.pipe(Schema.between(0, 4096))),
   max_output_tokens: Schema.optional(Schema.Int.pipe(Schema.between(1, 16_384))),
@@ -94,8 +98,8 @@ export const Run = Schema.Struct({
   replayed: Schema.Boolean,
   decision: Schema.optional(Schema.Struct({
     model: Schema.String,
-    answers: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-    skipped: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    answers: CallerRecord(Schema.Unknown),
+    skipped: Schema.optional(CallerRecord(Schema.Unknown))
   })),
   usage: Schema.optional(Schema.Struct({ input_tokens: Schema.Int, output_tokens: Schema.Int })),
   cost_micros: Schema.optional(Schema.Int),

@@ -14,6 +14,7 @@ export interface Settings {
   readonly databasePoolSize: number
   readonly overloadMaxLagMs: number
   readonly runsMaxInFlight: number
+  readonly ledgerLeaseTtlSeconds: number
   readonly corsAllowedOrigins: ReadonlyArray<string>
   readonly otlpEndpoint: Option.Option<string>
   readonly serviceName: string
@@ -89,6 +90,10 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
     Config.validate({ message: "DATABASE_POOL_SIZE must be between 1 and 100", validation: (n) => n >= 1 && n <= 100 })
   ),
   corsAllowedOrigins: commaList("CORS_ALLOWED_ORIGINS"),
+  ledgerLeaseTtlSeconds: Config.integer("LEDGER_LEASE_TTL_SECONDS").pipe(
+    Config.withDefault(15),
+    Config.validate({ message: "LEDGER_LEASE_TTL_SECONDS must be 2 to 300", validation: (n) => n >= 2 && n <= 300 })
+  ),
   overloadMaxLagMs: Config.integer("OVERLOAD_MAX_LAG_MS").pipe(
     Config.withDefault(250),
     Config.validate({ message: "OVERLOAD_MAX_LAG_MS must be 0 (off) to 10000", validation: (n) => n >= 0 && n <= 10_000 })

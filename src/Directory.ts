@@ -8,13 +8,13 @@ import { CredentialVerifier } from "./auth/CredentialVerifier.js"
 import { LastUsed } from "./auth/LastUsed.js"
 import { SessionKeys } from "./auth/SessionKeys.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
-import { CreditStore } from "./billing/CreditStore.js"
+import { CreditStore } from "./ledger/CreditStore.js"
 import { Keys } from "./keys/Keys.js"
 import { KeysRepo } from "./keys/KeysRepo.js"
 import { Organizations } from "./organizations/Organizations.js"
 import { OrganizationsRepo } from "./organizations/OrganizationsRepo.js"
 import { RunsRepo } from "./runs/RunsRepo.js"
-import { QuotaLedger } from "./usage/QuotaLedger.js"
+import { QuotaLedger } from "./ledger/QuotaLedger.js"
 
 /** The credential verifier with the key and member tables it reads. */
 export const VerifierLive = CredentialVerifier.layer.pipe(

@@ -26,13 +26,13 @@ import { ModelRouter } from "./router/ModelRouter.js"
 import { RouterData } from "./router/RouterData.js"
 import { RouterHttp } from "./router/RouterHttp.js"
 import { RouterRepo } from "./router/RouterRepo.js"
-import { Admission } from "./runs/Admission.js"
-import { CallRecorder } from "./runs/CallRecorder.js"
+import { CallRecorder } from "./ledger/CallRecorder.js"
+import { LedgerHolder } from "./ledger/Holder.js"
+import { QuotaLedger } from "./ledger/QuotaLedger.js"
+import { AfterSettlement, RunLedger } from "./ledger/RunLedger.js"
+import { SweeperLive } from "./ledger/Sweeper.js"
 import { Runs } from "./runs/Runs.js"
 import { RunsHttp } from "./runs/RunsHttp.js"
-import { Settlement } from "./runs/Settlement.js"
-import { SweeperLive } from "./runs/Sweeper.js"
-import { QuotaLedger } from "./usage/QuotaLedger.js"
 import { Usage } from "./usage/Usage.js"
 import { UsageHttp } from "./usage/UsageHttp.js"
 import { UsageRepo } from "./usage/UsageRepo.js"
@@ -48,9 +48,12 @@ export const HandlersLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide(AuthenticationLive)
 )
 
+/** Auto-recharge after every settlement that leaves a balance under its threshold. */
+const AfterSettlementLive = Layer.effect(AfterSettlement, Effect.map(AutoRecharge, (recharge) => recharge.afterSettlement))
+
 const RunsLive = Runs.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Admission.layer, Settlement.layer, CallRecorder.layer)),
-  Layer.provideMerge(Layer.mergeAll(LedgersLive, ModelProviderLive))
+  Layer.provideMerge(Layer.mergeAll(RunLedger.layer, CallRecorder.layer)),
+  Layer.provideMerge(Layer.mergeAll(LedgersLive, ModelProviderLive, LedgerHolder.layer))
 )
 
 const UsageLive = Usage.layer.pipe(Layer.provide(Layer.mergeAll(UsageRepo.layer, QuotaLedger.layer)))
@@ -66,19 +69,12 @@ const BillingLive = Layer.mergeAll(Billing.layer, AutoRecharge.layer).pipe(
   Layer.provide(LedgersLive)
 )
 
-/** Auto-recharge runs after every settlement that leaves a balance under its threshold. */
-const AutoRechargeHookLive = Layer.effectDiscard(
-  Effect.gen(function*() {
-    const runs = yield* Runs
-    const autoRecharge = yield* AutoRecharge
-    yield* runs.onSettled(autoRecharge.afterSettlement)
-  })
-)
-
 /** The services the handlers compose (each needs the SQL client and the settings). */
 export const ServicesLive = Organizations.layer.pipe(
-  Layer.provideMerge(AutoRechargeHookLive),
-  Layer.provideMerge(Layer.mergeAll(Readiness.layer, Keys.layer, RunsLive, RouterLive, UsageLive, BillingLive)),
+  Layer.provideMerge(Layer.mergeAll(Readiness.layer, Keys.layer, RouterLive, UsageLive)),
+  Layer.provideMerge(RunsLive),
+  Layer.provideMerge(AfterSettlementLive),
+  Layer.provideMerge(BillingLive),
   Layer.provideMerge(VerifierLive)
 )
 

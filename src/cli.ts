@@ -16,11 +16,11 @@ import { migrate } from "./db/Migrations.js"
 import { MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
-import { CreditStore } from "./billing/CreditStore.js"
+import { CreditStore } from "./ledger/CreditStore.js"
 import { newTransactionId } from "./billing/Transactions.js"
 import { Keys } from "./keys/Keys.js"
 import { OrganizationsRepo } from "./organizations/OrganizationsRepo.js"
-import { periodOf, QuotaLedger } from "./usage/QuotaLedger.js"
+import { periodOf, QuotaLedger } from "./ledger/QuotaLedger.js"
 import { InvalidInput, Organizations } from "./organizations/Organizations.js"
 import { DirectoryLive } from "./Directory.js"
 
@@ -158,9 +158,9 @@ const creditGrant = Command.make(
 const billingSwitch = (enabled: boolean) =>
   Command.make(enabled ? "enable" : "disable", { org }, (options) =>
     withServices(Effect.gen(function*() {
-      const updated = yield* (yield* OrganizationsRepo).setBilling(options.org, enabled)
+      const updated = yield* (yield* CreditStore).setBilling(options.org, enabled)
       if (Option.isNone(updated)) return yield* new InvalidInput({ message: `no organization ${options.org}` })
-      return { organization_id: options.org, billing_enabled: updated.value.billing_enabled }
+      return { organization_id: options.org, billing_enabled: updated.value }
     }))).pipe(Command.withDescription(
       enabled
         ? "Turn billing on: runs then need available credit for their ceiling (402 otherwise) and are debited."

@@ -1,7 +1,10 @@
-/** Starts the server with the settings of the environment. */
+/** Starts the server with the settings of the environment: one process, or `WORKERS` of them (Workers.ts). */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { AppConfig } from "./AppConfig.js"
 import { ServerLive } from "./Server.js"
+import { runWorkers } from "./Workers.js"
 
-NodeRuntime.runMain(Layer.launch(ServerLive.pipe(Layer.provide(AppConfig.layer))), { disablePrettyLogger: true })
+runWorkers(() =>
+  NodeRuntime.runMain(Layer.launch(ServerLive.pipe(Layer.provide(AppConfig.layer))), { disablePrettyLogger: true })
+)

@@ -5,7 +5,7 @@
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import pg from "pg"
 import { AppConfig } from "../../src/AppConfig.js"
-import { CreditStore } from "../../src/billing/CreditStore.js"
+import { CreditStore } from "../../src/ledger/CreditStore.js"
 import { newTransactionId } from "../../src/billing/Transactions.js"
 import { pgClientLayer } from "../../src/db/PgPool.js"
 import { DirectoryLive } from "../../src/Directory.js"

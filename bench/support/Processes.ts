@@ -22,6 +22,8 @@ export const freePort = () =>
 export interface Child {
   readonly url: string
   readonly process: ChildProcess
+  /** What the child wrote on stdout and stderr so far. */
+  readonly output: () => string
   readonly stop: () => Promise<void>
 }
 
@@ -39,11 +41,17 @@ const waitFor = async (url: string, child: ChildProcess, output: () => string) =
   throw new Error(`server did not answer ${url}:\n${output()}`)
 }
 
-/** Starts `node --import tsx <script>` with env, waits until `readyPath` answers. */
-export const startNode = async (script: string, env: Record<string, string>, readyPath = "/healthz"): Promise<Child> => {
+/** Starts `node [nodeArgs] --import tsx <script>` (a `.js` script without tsx) with env, waits until `readyPath` answers. */
+export const startNode = async (
+  script: string,
+  env: Record<string, string>,
+  readyPath = "/healthz",
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<Child> => {
   const port = await freePort()
   let log = ""
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const loader = script.endsWith(".js") ? [] : ["--import", "tsx"]
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
     env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -54,9 +62,10 @@ export const startNode = async (script: string, env: Record<string, string>, rea
   return {
     url,
     process: child,
+    output: () => log,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
         child.once("exit", () => resolve())
         child.kill("SIGTERM")
         setTimeout(() => child.kill("SIGKILL"), 5_000).unref()
@@ -70,6 +79,32 @@ export const cpuMillis = (pid: number): number => {
   const ticks = Number(fields[11]) + Number(fields[12])
   return (ticks * 1000) / 100
 }
+
+/** The pids of a process and of all its descendants (its workers), read from /proc. */
+export const processTree = (pid: number): ReadonlyArray<number> => {
+  const pids = [pid]
+  for (let index = 0; index < pids.length; index++) {
+    try {
+      for (const task of readdirSync(`/proc/${pids[index]}/task`)) {
+        const children = readFileSync(`/proc/${pids[index]}/task/${task}/children`, "utf8").trim()
+        if (children !== "") pids.push(...children.split(" ").map(Number))
+      }
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return pids
+}
+
+/** CPU time (ms) a process and all its descendants (its workers) have used so far. */
+export const cpuMillisOfTree = (pid: number): number =>
+  processTree(pid).reduce((sum, each) => {
+    try {
+      return sum + cpuMillis(each)
+    } catch {
+      return sum
+    }
+  }, 0)
 
 /** CPU time (ms) used so far by every process whose command name is `name` (e.g. all PostgreSQL backends). */
 export const cpuMillisOfCommand = (name: string): number => {

@@ -10,7 +10,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { orUnavailable } from "../db/Unavailable.js"
 import { BillingRepo } from "./BillingRepo.js"
-import { CreditStore } from "./CreditStore.js"
+import { CreditStore } from "../ledger/CreditStore.js"
 import { PaymentProcessor } from "./PaymentProcessor.js"
 import { newTransactionId } from "./Transactions.js"
 

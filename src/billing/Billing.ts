@@ -12,8 +12,8 @@ import { InvalidAmount, NotConfigured, PaymentMethodRequired } from "../../schem
 import { formatTimestamp } from "../../schema/Ids.js"
 import { AppConfig } from "../AppConfig.js"
 import { orUnavailable } from "../db/Unavailable.js"
-import { BillingRepo, type SettingsRow } from "./BillingRepo.js"
-import { CreditStore } from "./CreditStore.js"
+import { BillingRepo, type CheckoutRow, type SettingsRow } from "./BillingRepo.js"
+import { CreditStore } from "../ledger/CreditStore.js"
 import { PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
 import { newTransactionId } from "./Transactions.js"
 
@@ -25,6 +25,9 @@ export const MaxPurchaseMicros = 1_000_000_000
 export const CheckoutLifetimeMs = 60 * 60_000
 
 const MicrosPerCent = 10_000
+
+/** A processor's report that a checkout was paid. */
+type CompletedCheckout = Extract<ProcessorEvent, { kind: "checkout_completed" }>
 
 /** The bounds of one amount field. */
 interface AmountRule {
@@ -94,21 +97,42 @@ const make = Effect.gen(function*() {
     )
 
   /**
-   * Credits a paid checkout once, in one transaction with the processor event that reported it (so a delivery that
-   * fails half-way is redelivered and credited); false when it was credited before or is unknown.
+   * Why a reported payment must not complete its checkout: it names another processor's checkout, another session
+   * than the one the checkout opened, or another amount than the one asked (a signed $1 payment never completes a
+   * $5 checkout). Null when it matches.
    */
-  const completeCheckout = (event: Extract<ProcessorEvent, { kind: "checkout_completed" }>, method: { brand: string | null; last4: string | null }) =>
+  const mismatch = (checkout: CheckoutRow, event: CompletedCheckout, via: string): string | null =>
+    checkout.processor !== via
+      ? `checkout ${checkout.id} belongs to the ${checkout.processor} processor, not ${via}`
+      : checkout.processor_ref !== event.processorRef
+      ? `checkout ${checkout.id} was opened as ${checkout.processor_ref ?? "no session"}, not ${event.processorRef}`
+      : checkout.amount_micros !== event.amountMicros
+      ? `checkout ${checkout.id} asked ${checkout.amount_micros} micro-USD, the payment was ${event.amountMicros}`
+      : null
+
+  /**
+   * Credits a paid checkout once, the amount stored with it, in one transaction with the processor event that
+   * reported it (so a delivery that fails half-way is redelivered and credited); false when it was credited before,
+   * is unknown, or does not match the checkout (`via` names the processor reporting the payment).
+   */
+  const completeCheckout = (event: CompletedCheckout, method: { brand: string | null; last4: string | null }, via: string) =>
     orUnavailable(sql.withTransaction(Effect.gen(function*() {
       if (!(yield* repo.recordEvent(event.eventId, event.kind))) return false
+      const found = yield* repo.checkout(event.checkoutId)
+      if (Option.isNone(found)) return false
+      const refused = mismatch(found.value, event, via)
+      if (refused !== null) {
+        yield* Effect.logWarning(`payment not credited: ${refused}`)
+        return false
+      }
       const paid = yield* repo.markPaid(event.checkoutId)
       if (Option.isNone(paid)) return false
       const checkout = paid.value
-      const amount = event.amountMicros > 0 ? event.amountMicros : checkout.amount_micros
       yield* credit.credit({
         organizationId: checkout.organization_id,
         id: newTransactionId(),
         kind: "purchase",
-        amountMicros: amount,
+        amountMicros: checkout.amount_micros,
         description: `Credit purchase (${checkout.id})`,
         externalRef: `checkout:${checkout.id}`
       })
@@ -127,7 +151,8 @@ const make = Effect.gen(function*() {
       orUnavailable(Effect.gen(function*() {
         const [account] = yield* sql<{ billing_enabled: boolean; balance_micros: number; reserved_micros: number }>`
           SELECT o.billing_enabled, COALESCE(a.balance_micros, 0) AS balance_micros,
-            COALESCE(a.reserved_micros, 0) AS reserved_micros
+            COALESCE((SELECT sum(hold_micros) FROM runs r WHERE r.organization_id = o.id AND r.held AND r.hold_credit),
+              0)::bigint AS reserved_micros
           FROM organizations o LEFT JOIN credit_accounts a ON a.organization_id = o.id WHERE o.id = ${organizationId}`
         const transactions = yield* credit.transactions(organizationId, 50)
         const settings = yield* repo.settings(organizationId)
@@ -217,7 +242,7 @@ const make = Effect.gen(function*() {
           yield* orUnavailable(repo.recordEvent(event.eventId, event.kind))
           return { received: true, credited: false }
         }
-        const credited = yield* completeCheckout(event, { brand: null, last4: null })
+        const credited = yield* completeCheckout(event, { brand: null, last4: null }, processor.name)
         return { received: true, credited }
       })
   }

@@ -11,9 +11,9 @@ import { AppConfig } from "../AppConfig.js"
 import { OrganizationsRepo } from "../organizations/OrganizationsRepo.js"
 import { Billing } from "./Billing.js"
 import { BillingRepo, type CheckoutRow } from "./BillingRepo.js"
-import { CreditStore } from "./CreditStore.js"
+import { CreditStore } from "../ledger/CreditStore.js"
 import { checkoutPage, escapeHtml, portalPage } from "./LocalPages.js"
-import { localCustomerId, localPaymentMethodId, verifyPortalToken } from "./LocalProcessor.js"
+import { localCustomerId, localPaymentMethodId, verifyCheckoutToken, verifyPortalToken } from "./LocalProcessor.js"
 import { LocalSigningKey } from "./PaymentProcessorLive.js"
 
 /** The paths these routes serve (for the boundary's 405 detection). */
@@ -30,6 +30,24 @@ const html = (body: string, status = 200) =>
     contentType: "text/html; charset=utf-8",
     headers: { "cache-control": "no-store", "x-frame-options": "DENY" }
   })
+
+/** Our checkout ids: `chk_` + 32 hex (anything else is no checkout, and is never looked up). */
+const CheckoutIdPattern = /^chk_[0-9a-f]{32}$/
+
+/**
+ * Whether a POST to a local page comes from a page of this service. A browser says where a form was submitted from
+ * in `Sec-Fetch-Site` (the page's own `no-referrer` policy makes its `Origin` "null", so that header alone cannot
+ * tell); an older browser names the page's origin in `Origin`; a client that sends neither (curl, a test) is not a
+ * browser being misused by another site.
+ */
+const sameOrigin = (headers: HttpServerRequest.HttpServerRequest["headers"], publicBaseUrl: string): boolean => {
+  const site = headers["sec-fetch-site"]
+  if (site !== undefined) return site === "same-origin" || site === "none"
+  const origin = headers["origin"]
+  if (origin === undefined) return true
+  const host = headers["host"]
+  return origin === new URL(publicBaseUrl).origin || (host !== undefined && (origin === `http://${host}` || origin === `https://${host}`))
+}
 
 const notice = (title: string, text: string, status: number) =>
   html(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
@@ -50,10 +68,16 @@ export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
     const organizationName = (id: string) =>
       Effect.map(organizations.getOrganization(id), Option.match({ onNone: () => id, onSome: (row) => row.name }))
 
-    const localCheckout = (id: string) =>
-      Effect.map(repo.checkout(id), Option.filter((row: CheckoutRow) => local && row.processor === "local"))
+    /** A local checkout, found only with its link's token (a wrong or missing token finds nothing). */
+    const localCheckout = (id: string, token: string) =>
+      !local || !CheckoutIdPattern.test(id) || !verifyCheckoutToken(id, token, signingKey)
+        ? Effect.succeed(Option.none<CheckoutRow>())
+        : Effect.map(repo.checkout(id), Option.filter((row: CheckoutRow) => row.processor === "local"))
 
-    const renderCheckout = (row: CheckoutRow) =>
+    const linkToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+      new URL(request.url, "http://localhost").searchParams.get("token") ?? "")
+
+    const renderCheckout = (row: CheckoutRow, token: string) =>
       Effect.map(organizationName(row.organization_id), (name) =>
         html(checkoutPage({
           checkoutId: row.id,
@@ -61,20 +85,26 @@ export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
           organizationName: name,
           expiresAt: row.expires_at,
           state: row.state === "paid" ? "paid" : row.expires_at.getTime() <= Date.now() ? "expired" : "open",
-          formAction: `/billing/local/checkout/${encodeURIComponent(row.id)}`
+          formAction: `/billing/local/checkout/${encodeURIComponent(row.id)}?token=${encodeURIComponent(token)}`
         })))
 
     const missing = () => Effect.succeed(notice("Checkout not found", "This checkout link is not valid.", 404))
 
     yield* router.get("/billing/local/checkout/:checkout_id", Effect.gen(function*() {
       const { params } = yield* HttpRouter.RouteContext
-      const row = yield* localCheckout(params.checkout_id ?? "")
-      return yield* Option.match(row, { onNone: missing, onSome: renderCheckout })
+      const token = yield* linkToken
+      const row = yield* localCheckout(params.checkout_id ?? "", token)
+      return yield* Option.match(row, { onNone: missing, onSome: (found) => renderCheckout(found, token) })
     }))
 
     yield* router.post("/billing/local/checkout/:checkout_id", Effect.gen(function*() {
       const { params } = yield* HttpRouter.RouteContext
-      const row = yield* localCheckout(params.checkout_id ?? "")
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (!sameOrigin(request.headers, AppConfig.publicBaseUrl(config))) {
+        return notice("Payment refused", "This checkout can only be paid from its own page.", 403)
+      }
+      const token = yield* linkToken
+      const row = yield* localCheckout(params.checkout_id ?? "", token)
       if (Option.isNone(row)) return yield* missing()
       const checkout = row.value
       if (checkout.state === "open" && checkout.expires_at.getTime() > Date.now()) {
@@ -86,10 +116,10 @@ export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
           amountMicros: checkout.amount_micros,
           customerId: localCustomerId(checkout.organization_id),
           paymentMethodId: localPaymentMethodId(checkout.organization_id)
-        }, { brand: "Test card", last4: "4242" })
+        }, { brand: "Test card", last4: "4242" }, "local")
       }
       const after = yield* repo.checkout(checkout.id)
-      return yield* renderCheckout(Option.getOrElse(after, () => checkout))
+      return yield* renderCheckout(Option.getOrElse(after, () => checkout), token)
     }))
 
     yield* router.get("/billing/local/portal/:token", Effect.gen(function*() {
@@ -125,7 +155,8 @@ export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
     yield* router.get("/billing/return", Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const url = new URL(request.url, "http://localhost")
-      const row = yield* repo.checkout(url.searchParams.get("checkout_id") ?? "")
+      const checkoutId = url.searchParams.get("checkout_id") ?? ""
+      const row = CheckoutIdPattern.test(checkoutId) ? yield* repo.checkout(checkoutId) : Option.none<CheckoutRow>()
       if (Option.isNone(row)) return yield* missing()
       return row.value.state === "paid"
         ? notice("Payment received", "Your credit has been added to your balance.", 200)

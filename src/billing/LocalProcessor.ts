@@ -4,7 +4,9 @@
  * is pressing the page's button, which the billing routes turn into credit. Portal links carry a signed token,
  * `base64url(organization id) "." expiry (Unix seconds) "." base64url(HMAC-SHA256)`, the HMAC keyed by
  * `signingKey` over a version label, the organization id and the expiry: unguessable without the key, expiring,
- * and checked in constant time. Off-session charges of an `lpm_` payment method always succeed, and a repeated
+ * and checked in constant time. Checkout links carry `?token=` + base64url(HMAC-SHA256) of the checkout id under the
+ * same key, so a checkout id alone (seen in an API response, a log or a receipt) opens and pays nothing: the page and
+ * its pay button (a form posting back to the same tokened URL) need the token. Off-session charges of an `lpm_` payment method always succeed, and a repeated
  * idempotency key returns the first outcome (remembered in memory for the last 10,000 keys), as Stripe's would.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
@@ -27,6 +29,18 @@ export const DEFAULT_PORTAL_TOKEN_TTL_SECONDS = 3_600
 
 const REMEMBERED_CHARGES = 10_000
 const TOKEN_LABEL = "arbiter-local-portal-v1"
+const CHECKOUT_TOKEN_LABEL = "arbiter-local-checkout-v1"
+
+/** The token of a local checkout link: base64url of the HMAC of the checkout id under the signing key. */
+export const checkoutToken = (checkoutId: string, key: Redacted.Redacted): string =>
+  createHmac("sha256", Redacted.value(key)).update(`${CHECKOUT_TOKEN_LABEL}\n${checkoutId}`, "utf8").digest("base64url")
+
+/** Whether `token` is the checkout's link token (compared in constant time). */
+export const verifyCheckoutToken = (checkoutId: string, token: string, key: Redacted.Redacted): boolean => {
+  const expected = Buffer.from(checkoutToken(checkoutId, key), "utf8")
+  const given = Buffer.from(token, "utf8")
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
 
 /** A portal token that is malformed, not signed by the key, or past its expiry. */
 export class InvalidPortalToken extends Data.TaggedError("InvalidPortalToken")<{
@@ -105,7 +119,9 @@ const make = (options: LocalProcessorOptions) =>
       name: "local",
       createCheckout: (request) =>
         Effect.succeed({
-          url: `${base}/billing/local/checkout/${encodeURIComponent(request.checkoutId)}`,
+          url: `${base}/billing/local/checkout/${encodeURIComponent(request.checkoutId)}?token=${
+            checkoutToken(request.checkoutId, options.signingKey)
+          }`,
           processorRef: request.checkoutId,
           customerId: request.customerId ?? localCustomerId(request.organizationId)
         }),

@@ -19,11 +19,31 @@ export class LocalSigningKey extends Context.Tag("LocalSigningKey")<LocalSigning
   )
 }
 
+/**
+ * The local processor grants credit to whoever holds a checkout link, with no payment: on the embedded database (a
+ * development install) it is the default; on PostgreSQL (a deployment) it runs only when `BILLING_PROVIDER=local` is
+ * set explicitly, and then with a warning at every start.
+ */
+const checkLocalOnPostgres = (config: AppConfig["Type"]) =>
+  Option.isNone(config.databaseUrl)
+    ? Effect.void
+    : config.billingProviderChosen
+    ? Effect.logWarning(
+      "BILLING_PROVIDER=local on PostgreSQL: the local payment processor adds credit without any payment to whoever " +
+        "opens a checkout link; it is for development and demos. Use BILLING_PROVIDER=stripe in production."
+    )
+    : Effect.dieMessage(
+      "BILLING_PROVIDER is not set: on PostgreSQL choose the payment processor explicitly, BILLING_PROVIDER=stripe " +
+        "(with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET), or BILLING_PROVIDER=local for a development deployment " +
+        "(its checkout page adds credit without payment)"
+    )
+
 /** The configured processor. */
 export const PaymentProcessorLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     if (config.billingProvider === "local") {
+      yield* checkLocalOnPostgres(config)
       return LocalProcessor.layer({
         publicBaseUrl: AppConfig.publicBaseUrl(config),
         signingKey: yield* LocalSigningKey

@@ -54,6 +54,18 @@ export const stripeClient = (options: StripeProcessorOptions): Stripe =>
     ...(options.apiProtocol !== undefined ? { protocol: options.apiProtocol } : {})
   })
 
+/**
+ * How far a webhook signature's timestamp may be from our clock, in either direction (Stripe's SDK checks only the
+ * past: a timestamp in the future would be accepted by it).
+ */
+export const WEBHOOK_TOLERANCE_SECONDS = 300
+
+/** The `t=` timestamp (Unix seconds) of a `Stripe-Signature` header, or null when it has none. */
+const signatureTimestamp = (header: string): number | null => {
+  const match = /(?:^|,)\s*t=([0-9]{1,12})\s*(?:,|$)/.exec(header)
+  return match === null ? null : Number(match[1])
+}
+
 const make = (options: StripeProcessorOptions) =>
   Effect.sync(() => {
     const stripe = stripeClient(options)
@@ -95,10 +107,25 @@ const make = (options: StripeProcessorOptions) =>
         if (signatureHeader === undefined || signatureHeader.trim() === "") {
           return yield* new InvalidWebhook({ message: "the Stripe-Signature header is missing" })
         }
+        const now = yield* Clock.currentTimeMillis
+        const signedAt = signatureTimestamp(signatureHeader)
+        if (signedAt === null || Math.abs(now / 1000 - signedAt) > WEBHOOK_TOLERANCE_SECONDS) {
+          return yield* new InvalidWebhook({
+            message: `signature verification failed: the signature's timestamp is missing or more than ` +
+              `${WEBHOOK_TOLERANCE_SECONDS} seconds from now`
+          })
+        }
         const translated = yield* Effect.try({
           try: () =>
             translateEvent(
-              stripe.webhooks.constructEvent(rawBody, signatureHeader, Redacted.value(options.webhookSecret)),
+              stripe.webhooks.constructEvent(
+                rawBody,
+                signatureHeader,
+                Redacted.value(options.webhookSecret),
+                WEBHOOK_TOLERANCE_SECONDS,
+                undefined,
+                Math.floor(now / 1000)
+              ),
               currency
             ),
           catch: (error) =>

@@ -6,7 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import pg from "pg"
 
 const parseInt8 = (value: string): number => {
@@ -31,38 +31,65 @@ export interface PgPoolOptions {
   readonly applicationName?: string
 }
 
-/** A PgClient layer (also providing SqlClient) over a pool to the target. */
-export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          const pool = new pg.Pool({
-            ...("url" in target
-              ? { connectionString: target.url }
-              : { host: target.host, port: target.port, database: target.database, user: target.user }),
-            max: options.max,
-            connectionTimeoutMillis: 5_000,
-            idleTimeoutMillis: 30_000,
-            query_timeout: 20_000,
-            keepAlive: true,
-            application_name: options.applicationName ?? "arbiter",
-            types
-          })
-          pool.on("error", () => {})
-          return pool
-        },
-        catch: (cause) => new SqlError({ cause, message: "could not create the connection pool" })
-      }),
-      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(2_000))
-    ).pipe(
-      Effect.tap((pool) =>
-        Effect.tryPromise({
-          try: () => pool.query("SELECT 1"),
-          catch: (cause) => new SqlError({ cause, message: "could not connect to the database" })
+/**
+ * The raw `pg` pools under the SQL client, for the ledger's hot statements (prepared once per connection, no
+ * per-statement span): `main` commits synchronously; `asyncCommit` runs with `synchronous_commit = off`, for writes
+ * that may wait for the next WAL flush (a run's pending row, answered calls): the run's settlement, a synchronous
+ * commit, flushes them before any answer depends on them. The embedded database is one session shared by every
+ * connection, so there both are the same pool (PGlite has no flush to spare).
+ */
+export class PgPools extends Context.Tag("PgPools")<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>() {}
+
+/**
+ * Pools and connections that may run named (prepared) statements: those to PostgreSQL. The embedded database is one
+ * session behind every connection, where a name prepared by one connection already exists for the next.
+ */
+export const namedStatementsAllowed = new WeakSet<object>()
+
+const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const pool = new pg.Pool({
+          ...("url" in target
+            ? { connectionString: target.url }
+            : { host: target.host, port: target.port, database: target.database, user: target.user }),
+          max: options.max,
+          connectionTimeoutMillis: 5_000,
+          idleTimeoutMillis: 30_000,
+          query_timeout: 20_000,
+          keepAlive: true,
+          application_name: options.applicationName ?? "arbiter",
+          ...(asyncCommit ? { options: "-c synchronous_commit=off" } : {}),
+          types
         })
+        pool.on("error", () => {})
+        if ("url" in target) {
+          namedStatementsAllowed.add(pool)
+          pool.on("connect", (client) => void namedStatementsAllowed.add(client))
+        }
+        return pool
+      },
+      catch: (cause) => new SqlError({ cause, message: "could not create the connection pool" })
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(2_000))
+  )
+
+/** A PgClient layer (also providing SqlClient and the raw `PgPools`) over pools to the target. */
+export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const main = yield* makePool(target, options, false)
+      yield* Effect.tryPromise({
+        try: () => main.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "could not connect to the database" })
+      })
+      const asyncCommit = "url" in target
+        ? yield* makePool(target, { ...options, max: Math.max(2, Math.ceil(options.max / 2)) }, true)
+        : main
+      return Layer.merge(
+        PgClient.layerFromPool({ acquire: Effect.succeed(main), applicationName: options.applicationName ?? "arbiter", types }),
+        Layer.succeed(PgPools, { main, asyncCommit })
       )
-    ),
-    applicationName: options.applicationName ?? "arbiter",
-    types
-  })
+    })
+  )

@@ -1,23 +1,47 @@
 /**
- * Infrastructure failures are typed, never defects: a SQL error becomes `503 database_unavailable` (the service fails
- * closed), logged with its cause for the operator.
+ * What a SQL failure means for the caller. The database being unreachable, overloaded, shutting down or timing out
+ * is `503 database_unavailable`: the service fails closed and the caller retries. A statement PostgreSQL refused
+ * for its data (a value it cannot store, a broken constraint, an error in the statement) is not the database being
+ * down: it is a defect of this service (the boundary should have refused the input), so it becomes a logged
+ * `500 internal_error` instead of sending the caller to retry a request that can never succeed.
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { DatabaseUnavailable } from "../../schema/Errors.js"
 
-/** Maps a SQL failure to `database_unavailable`. */
+/**
+ * SQLSTATE classes of a refused statement (PostgreSQL, Appendix A): cardinality (21), data exception (22),
+ * integrity constraint (23), invalid transaction state (25), invalid authorization (28 is a connection matter and
+ * is left out), transaction rollback for constraints (40002), syntax or access rule (42), PL/pgSQL raise (P0).
+ */
+const DataErrorClasses = new Set(["21", "22", "23", "25", "2B", "42", "P0"])
+
+const sqlStateOf = (cause: unknown): string | undefined => {
+  const code = (cause as { code?: unknown } | null)?.code
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+}
+
+/** Whether a SQL failure is a statement PostgreSQL refused for its data (not the database being unavailable). */
+export const isDataError = (error: SqlError): boolean => {
+  const state = sqlStateOf(error.cause)
+  return state !== undefined && (DataErrorClasses.has(state.slice(0, 2)) || state === "40002")
+}
+
+const isSqlError = (error: unknown): error is SqlError =>
+  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"
+
+/** The contract's answer to a SQL failure: `database_unavailable`, or a defect for a refused statement. */
+export const unavailableOrDie = (error: SqlError): Effect.Effect<never, DatabaseUnavailable> =>
+  isDataError(error)
+    ? Effect.die(error)
+    : Effect.zipRight(
+      Effect.logWarning("database failure", error.cause),
+      Effect.fail(new DatabaseUnavailable({ message: "the database is not answering" }))
+    )
+
+/** Maps a SQL failure to `database_unavailable` (or, for a statement refused for its data, a defect). */
 export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<
   A,
   Exclude<E, SqlError> | DatabaseUnavailable,
   R
-> =>
-  Effect.catchIf(
-    effect,
-    (error): error is SqlError => typeof error === "object" && error !== null && (error as any)._tag === "SqlError",
-    (error) =>
-      Effect.zipRight(
-        Effect.logWarning("database failure", error.cause),
-        Effect.fail(new DatabaseUnavailable({ message: "the database is not answering" }))
-      )
-  ) as any
+> => Effect.catchIf(effect, isSqlError, unavailableOrDie) as any

@@ -3,7 +3,8 @@
  * error), answers CORS (a preflight only on a path that exists), refuses odd paths and `HEAD` (404 on an unknown
  * path, 405 on a known one), holds the 1 MiB body limit on the routes nothing else reads a body for, and maps whatever escaped the router
  * into the contract: 404/405 with empty bodies, decoding failures in the route's rejection style, database failures
- * as `503 database_unavailable`, and anything unexpected as `500 internal_error`, logged with its cause.
+ * as `503 database_unavailable` (a statement refused for its data is a defect, not the database being down), and
+ * anything unexpected as `500 internal_error`, logged with its cause.
  */
 import { HttpApiError, HttpApp, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, FiberRef, Option } from "effect"
@@ -19,6 +20,8 @@ import {
   QueryStringRejection,
   UnsupportedMediaTypeRejection
 } from "../../schema/Errors.js"
+import type { SqlError } from "@effect/sql/SqlError"
+import { isDataError } from "../db/Unavailable.js"
 import type { Cors } from "./Cors.js"
 import { badBody, CurrentStyle, describeIssue, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
@@ -58,7 +61,7 @@ const mapCause = (table: RouteTable, path: string) => (cause: Cause.Cause<unknow
       }
       const tag = tagOf(error)
       if (tag !== undefined && knownTags.has(tag)) return yield* Effect.failCause(cause)
-      if (tag === "SqlError") {
+      if (tag === "SqlError" && !isDataError(error as SqlError)) {
         yield* Effect.logWarning("database failure", cause)
         return yield* new DatabaseUnavailable({ message: "the database is not answering" })
       }
@@ -71,7 +74,7 @@ const mapCause = (table: RouteTable, path: string) => (cause: Cause.Cause<unknow
         const style = (yield* FiberRef.get(CurrentStyle)) ?? "json"
         return yield* notJson(style, error.cause.message)
       }
-      if (tagOf(error) === "SqlError") {
+      if (tagOf(error) === "SqlError" && !isDataError(error as SqlError)) {
         yield* Effect.logWarning("database failure", cause)
         return yield* new DatabaseUnavailable({ message: "the database is not answering" })
       }

@@ -1,17 +1,18 @@
 /**
- * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`). When the process
- * is offered more runs than it can serve, the surplus queues (in the process, then in the socket before the service
- * even parses it), deadlines pass unseen, and every answer comes late. The guard counts the requests to those routes
- * the process is serving and watches the event loop's lag (a 10 ms timer that fires late when the loop is busy);
- * when `maxInFlight` are being served, or while the lag exceeds `maxLagMs`, it answers new requests to those routes
- * at once, before any parsing, credential check or database work: `504 deadline_exceeded` (the run could not start
- * in time; nothing was stored, so nothing is charged), with `x-request-id`, `Server-Timing` and CORS headers like
- * any answer. The shed answer costs a few microseconds, so the service keeps its deadlines for the requests it
- * takes. Other routes are never shed. The check order of the contract (credential first) applies to the requests
- * the service takes.
+ * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the
+ * framework. When a process is offered more runs than it can serve, the surplus queues (in the process, then in the
+ * socket before the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the
+ * requests to those routes the process is serving and holds them under an adaptive limit (ConcurrencyLimit.ts: it
+ * follows the service's own time per request, so it shrinks as soon as the process starts queueing, and never
+ * exceeds `maxInFlight`); past it, or while the event loop lags more than `maxLagMs`, a new request is answered at
+ * once, before any parsing, credential check or database work: `503 no_route_available` with `Retry-After` (no route
+ * can take the run now; nothing was stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers
+ * like any answer. The shed answer costs a few microseconds, so the runs the service takes keep their deadlines.
+ * Other routes are never shed.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"
+import { DefaultLimitOptions, GradientLimit } from "./ConcurrencyLimit.js"
 import { requestIdFor } from "./RequestId.js"
 import { serverTimingValue } from "./ServerTiming.js"
 
@@ -22,22 +23,42 @@ const SampleEveryMs = 10
 
 /** The message of a shed request. */
 export const ShedMessage =
-  "the service is overloaded and could not start the run before its deadline; nothing was stored or charged: " +
-  "retry with backoff and a new idempotency key"
+  "the service is at capacity and could not take the run now; nothing was stored or charged: retry after the " +
+  "Retry-After seconds with a new idempotency key"
+
+/** Seconds a shed client is told to wait. */
+export const ShedRetryAfterSeconds = 1
+
+const UpstreamTiming = /upstream;dur=([0-9.]+)/
+
+/** The time a request spent waiting for the upstream model, from its `Server-Timing` (0 when it has none). */
+const upstreamMs = (response: ServerResponse): number => {
+  const header = response.getHeader("server-timing")
+  const match = typeof header === "string" ? UpstreamTiming.exec(header) : null
+  return match === null ? 0 : Number(match[1])
+}
 
 /** A running guard. */
 export interface OverloadGuard {
   /** Answers the request when it must be shed; false when the service should handle it. */
   readonly shed: (request: IncomingMessage, response: ServerResponse) => boolean
   readonly stop: () => void
+  /** The adaptive limit now. */
+  readonly limit: () => number
 }
 
-/** Starts a guard; `maxLagMs` 0 and `maxInFlight` 0 each turn their test off. */
+/** Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off. */
 export const startOverloadGuard = (
   options: { readonly maxLagMs: number; readonly maxInFlight: number; readonly cors: Cors }
 ): OverloadGuard => {
   let lag = 0
   let inFlight = 0
+  const limit = new GradientLimit({
+    ...DefaultLimitOptions,
+    initial: Math.min(DefaultLimitOptions.initial, Math.max(1, options.maxInFlight)),
+    min: Math.min(DefaultLimitOptions.min, Math.max(1, options.maxInFlight)),
+    max: Math.max(1, options.maxInFlight)
+  })
   let expected = performance.now() + SampleEveryMs
   const timer = setInterval(() => {
     const now = performance.now()
@@ -51,21 +72,27 @@ export const startOverloadGuard = (
       const path = request.url === undefined ? "" : request.url.split("?", 1)[0]!
       if (!Shedable.has(`${request.method} ${path}`)) return false
       const lagging = options.maxLagMs > 0 && lag > options.maxLagMs
-      const full = options.maxInFlight > 0 && inFlight >= options.maxInFlight
+      const full = options.maxInFlight > 0 && inFlight >= limit.limit
       if (!lagging && !full) {
         inFlight++
-        response.once("close", () => inFlight--)
+        const started = performance.now()
+        const at = inFlight
+        response.once("close", () => {
+          inFlight--
+          if (options.maxInFlight > 0) limit.record(performance.now() - started - upstreamMs(response), at)
+        })
         return false
       }
       const started = { started: Date.now(), startedPrecise: performance.now() }
       const header = request.headers["x-request-id"]
       const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
-      const body = JSON.stringify({ error: { code: "deadline_exceeded", message: ShedMessage, request_id: requestId } })
+      const body = JSON.stringify({ error: { code: "no_route_available", message: ShedMessage, request_id: requestId } })
       const origin = request.headers.origin
-      response.writeHead(504, {
+      response.writeHead(503, {
         ...options.cors.responseHeaders(origin),
         "content-type": "application/json",
         "content-length": Buffer.byteLength(body),
+        "retry-after": String(ShedRetryAfterSeconds),
         "x-request-id": requestId,
         "server-timing": serverTimingValue(started)
       })
@@ -73,6 +100,7 @@ export const startOverloadGuard = (
       request.resume()
       return true
     },
-    stop: () => clearInterval(timer)
+    stop: () => clearInterval(timer),
+    limit: () => limit.limit
   }
 }

@@ -12,6 +12,7 @@ import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
 import { badBody, badQuery, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
+import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
 
 /** The request carries a body (a length over zero, or chunked). */
@@ -67,6 +68,12 @@ const parsedJsonView = (
     json: { value: Effect.succeed(value) }
   })
 
+/** The first query parameter whose name or value cannot be stored, in words. */
+const unstorableQuery = (query: Readonly<Record<string, string | ReadonlyArray<string>>>): string | undefined => {
+  const found = unstorableIn(query)
+  return found === undefined ? undefined : `${found.replace(/^a field name/, "a parameter name")}, which cannot be stored`
+}
+
 const checkShape = (table: RouteTable) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -87,12 +94,14 @@ const checkShape = (table: RouteTable) =>
       const body = parseJsonBody(yield* readBody(request, info))
       if (body._tag === "Malformed") return yield* notJson(style, body.detail)
       if (body._tag === "TooDeep") return yield* badBody(style, body.detail)
+      const unstorable = unstorableIn(body.value)
+      if (unstorable !== undefined) return yield* badBody(style, `${unstorable}, which cannot be stored`)
       seen = parsedJsonView(request, body.value)
     } else if (hasBody(request.headers)) {
       yield* readBody(request, info)
     }
     const query = yield* HttpServerRequest.ParsedSearchParams
-    const problem = info.checkQuery(query)
+    const problem = info.checkQuery(query) ?? unstorableQuery(query)
     if (problem !== undefined) return yield* badQuery(style, problem)
     return seen
   })

@@ -64,15 +64,6 @@ const make = Effect.gen(function*() {
             WHERE organization_id = ${organizationId} AND user_id = ${userId}`,
           (rows) => Option.fromNullable(rows[0])
         )
-      ),
-    /** Turns billing on or off. */
-    setBilling: (id: string, enabled: boolean) =>
-      orUnavailable(
-        Effect.map(
-          sql<OrganizationRow>`UPDATE organizations SET billing_enabled = ${enabled} WHERE id = ${id}
-            RETURNING id, name, billing_enabled, created_at`,
-          (rows) => Option.fromNullable(rows[0])
-        )
       )
   }
 })

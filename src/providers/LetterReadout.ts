@@ -9,6 +9,7 @@
  * the start of a sentence as an answer); probabilities of tokens naming the same letter add up, and the options'
  * letters are renormalized among themselves.
  */
+import { unstorableReason } from "../db/StorableText.js"
 import type { Read } from "./ModelProvider.js"
 import { utf8Bytes } from "../runs/Pricing.js"
 
@@ -134,6 +135,9 @@ export const thinkRequest = (model: string, read: Read, maxTokens: number): Chat
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
+/** Longest upstream request id kept for the ledger. */
+const MaxRequestIdLength = 512
+
 const isCount = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
 
 type Envelope =
@@ -152,7 +156,11 @@ const readEnvelope = (text: string): Envelope => {
   if (!isRecord(usage) || !isCount(usage["prompt_tokens"]) || !isCount(usage["completion_tokens"])) {
     return { _tag: "Malformed", reason: "the body has no usable usage" }
   }
-  const id = typeof json["id"] === "string" && json["id"].length > 0 ? json["id"] : null
+  // The id is stored in the ledger: one PostgreSQL could not store (a NUL, a lone surrogate) or absurdly long is dropped.
+  const id = typeof json["id"] === "string" && json["id"].length > 0 && json["id"].length <= MaxRequestIdLength &&
+      unstorableReason(json["id"]) === undefined
+    ? json["id"]
+    : null
   return {
     _tag: "Read",
     id,

@@ -70,6 +70,12 @@ export class ProviderFailure extends Data.TaggedError("ProviderFailure")<{
   readonly calls: ReadonlyArray<ModelCall>
 }> {}
 
+/** How a read is made: its deadline and who hears of each attempt as it ends. */
+export interface ReadOptions {
+  readonly deadline: number
+  readonly onCall?: ((call: ModelCall) => void) | undefined
+}
+
 /** Who answers: the provider kind ("local" or "openai") and the upstream model name, for the ledger. */
 export interface ProviderIdentity {
   readonly provider: string
@@ -79,6 +85,9 @@ export interface ProviderIdentity {
 /** The model that answers decision questions. */
 export class ModelProvider extends Context.Tag("ModelProvider")<ModelProvider, {
   readonly identity: ProviderIdentity
-  /** Reads one draw of one question before `deadline` (epoch ms), reporting every attempt made. */
-  readonly read: (read: Read, options: { readonly deadline: number }) => Effect.Effect<ReadOutcome, ProviderFailure>
+  /**
+   * Reads one draw of one question before `deadline` (epoch ms), reporting every attempt made; `onCall`, when given,
+   * is told of each attempt as it ends (a provider may leave that to the outcome when it answers at once).
+   */
+  readonly read: (read: Read, options: ReadOptions) => Effect.Effect<ReadOutcome, ProviderFailure>
 }>() {}

@@ -21,7 +21,7 @@ import type { Agents, PostFailure, PostResponse } from "./HttpPost.js"
 import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest } from "./LetterReadout.js"
 import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
-import type { ModelCall, ProviderError, Read } from "./ModelProvider.js"
+import type { ModelCall, ProviderError, Read, ReadOptions } from "./ModelProvider.js"
 
 /** Settings of an OpenAI-compatible upstream. */
 export interface OpenAiCompatibleConfig {
@@ -140,7 +140,8 @@ const make = (config: OpenAiCompatibleConfig) =>
       request: ChatRequest,
       interpret: Interpret<A>,
       deadline: number,
-      calls: Array<ModelCall>
+      calls: Array<ModelCall>,
+      onCall: ((call: ModelCall) => void) | undefined
     ): Effect.Effect<A, ProviderError> => {
       const body = JSON.stringify(request)
       const attempt = (ordinal: number): Effect.Effect<A, ProviderError> =>
@@ -170,7 +171,7 @@ const make = (config: OpenAiCompatibleConfig) =>
             )
           const ended = yield* Clock.currentTimeMillis
           const billed = outcome._tag === "Billed"
-          calls.push({
+          const made: ModelCall = {
             retryOrdinal: ordinal,
             status: billed ? "succeeded" : "failed",
             inputTokens: billed ? outcome.usage.inputTokens : 0,
@@ -178,7 +179,9 @@ const make = (config: OpenAiCompatibleConfig) =>
             providerRequestId: outcome.id,
             at: new Date(ended),
             purpose
-          })
+          }
+          calls.push(made)
+          onCall?.(made)
           if (outcome._tag === "Billed") return yield* Either.match(outcome.result, { onLeft: Effect.fail, onRight: Effect.succeed })
           if (outcome._tag === "Refused") return yield* Effect.fail(outcome.error)
           if (ended >= deadline || (outcome.kind === "timeout" && cutByDeadline)) {
@@ -196,18 +199,26 @@ const make = (config: OpenAiCompatibleConfig) =>
 
     return ModelProvider.of({
       identity,
-      read: (read: Read, options: { readonly deadline: number }) => {
+      read: (read: Read, options: ReadOptions) => {
         const calls: Array<ModelCall> = []
         return Effect.gen(function*() {
           const thought = read.thinkTokens > 0
-            ? yield* call("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, options.deadline, calls)
+            ? yield* call(
+              "think",
+              thinkRequest(config.model, read, read.thinkTokens),
+              interpretThought,
+              options.deadline,
+              calls,
+              options.onCall
+            )
             : null
           const probabilities = yield* call(
             "answer",
             letterRequest(config.model, read, thought),
             interpretLetter(read.options.length),
             options.deadline,
-            calls
+            calls,
+            options.onCall
           )
           return { probabilities, calls: [...calls] }
         }).pipe(Effect.mapError((error) => new ProviderFailure({ error, calls: [...calls] })))

@@ -76,12 +76,7 @@ const make = Effect.gen(function*() {
         yield* checkEligibility(data, request)
         const spec = yield* classificationSpec(plans, request)
         const { replayed, row } = yield* runs.execute(actor.organizationId, "router", key, spec, timing).pipe(
-          Effect.catchTags({
-            invalid_decision_questions: impossible,
-            invalid_verdict_schema: impossible,
-            unknown_model: impossible,
-            no_route_available: impossible
-          })
+          Effect.catchTag("no_route_available", impossible)
         )
         if (row.state !== "completed") return yield* notReady(row)
         const stored = replayed ? yield* repo.find(actor.organizationId, row.id) : Option.none<SelectionOutcome>()

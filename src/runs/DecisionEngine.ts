@@ -9,7 +9,7 @@ import { Clock, Effect, Either } from "effect"
 import { BudgetExhausted, DeadlineExceeded, ProviderBadResponse } from "../../schema/Errors.js"
 import { promptBytes } from "../providers/LetterReadout.js"
 import { ModelProvider } from "../providers/ModelProvider.js"
-import type { ProviderError, Read, ReadContext } from "../providers/ModelProvider.js"
+import type { ModelCall, ProviderError, Read, ReadContext } from "../providers/ModelProvider.js"
 import { answerSummary, normalizeProbabilities, shapeAnswer } from "./Answers.js"
 import type { Answer } from "./Answers.js"
 import { skipReason } from "./Conditions.js"
@@ -39,7 +39,7 @@ export interface DecisionOptions {
   readonly pricePerMtokMicros: number
   /** The run's `max_output_tokens`: no call may generate more, so it caps the thought. */
   readonly maxOutputTokens?: number | undefined
-  /** Told of each read's calls as soon as the read ends (so answered calls can be recorded before settlement). */
+  /** Told of each call as soon as it ends (so answered calls can be recorded before settlement). */
   readonly onCalls?: ((calls: ReadonlyArray<IndexedCall>) => void) | undefined
 }
 
@@ -141,11 +141,19 @@ export const executeDecisionWith = (
         const now = yield* Clock.currentTimeMillis
         const worst = admit(now, estimate)
         if (worst === null) return null
-        const outcome = yield* Effect.either(provider.read(read, { deadline: options.deadline }))
+        const hold = { remaining: worst }
+        let reported = 0
+        const report = (call: ModelCall) => {
+          const costed: IndexedCall = { ...budget.price(hold, call), index: calls.length }
+          calls.push(costed)
+          reported += 1
+          options.onCalls?.([costed])
+        }
+        const outcome = yield* Effect.either(provider.read(read, { deadline: options.deadline, onCall: report }))
         const readCalls = Either.isRight(outcome) ? outcome.right.calls : outcome.left.calls
-        const costed = budget.settle(worst, estimate, readCalls).map((call, offset) => ({ ...call, index: calls.length + offset }))
-        calls.push(...costed)
-        if (costed.length > 0) options.onCalls?.(costed)
+        // A provider that reports no call as it ends (the local model answers at once) has them reported here.
+        readCalls.slice(reported).forEach(report)
+        budget.release(hold, estimate, readCalls)
         if (Either.isLeft(outcome)) {
           error ??= outcome.left.error
           return null

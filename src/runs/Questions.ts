@@ -160,12 +160,12 @@ export const compileQuestions = (
     shaped.push(result.right)
   }
   const byId = new Map(shaped.map((question) => [question.id, question]))
-  const internal = options.internalConditions ?? {}
-  const stray = Object.keys(internal).find((id) => !byId.has(id))
+  const internal = new Map(Object.entries(options.internalConditions ?? {}))
+  const stray = [...internal.keys()].find((id) => !byId.has(id))
   if (stray !== undefined) return fail(`a condition is attached to unknown question ${quote(stray)}`)
   const unstaged: Array<UnstagedQuestion> = []
   for (const question of shaped) {
-    const result = references(question, byId, internal[question.id] ?? [])
+    const result = references(question, byId, internal.get(question.id) ?? [])
     if (Either.isLeft(result)) return fail(result.left)
     unstaged.push(result.right)
   }

@@ -4,8 +4,9 @@
  * a thought of up to T tokens, a think call (estimated prompt, T out) plus a letter call carrying the thought
  * (estimated prompt + follow-up + T in, 1 out), each priced like a real call. Estimates are ceil(UTF-8 bytes / 4),
  * scaled up by the largest actual/estimated input ratio seen so far in the run when that is above 1. The read is
- * made only if spent + held + its worst case stays within the ceiling; afterwards its hold is replaced by the
- * actual cost of its calls. Failed attempts cost nothing, so retries never add to the worst case.
+ * made only if spent + held + its worst case stays within the ceiling; each call is priced as it ends, its cost
+ * taking the place of as much of its read's hold, and the rest of the hold is released when the read ends. Failed
+ * attempts cost nothing, so retries never add to the worst case.
  */
 import type { ModelCall } from "../providers/ModelProvider.js"
 import { callCostMicros } from "./Pricing.js"
@@ -22,13 +23,22 @@ export interface CostedCall extends ModelCall {
   readonly costMicros: number
 }
 
+/** What is still held for one read in flight (its worst case, less the cost of its calls priced so far). */
+export interface ReadHold {
+  remaining: number
+}
+
 /** The spend state of one run. */
 export interface RunBudget {
   /** The priced worst case of a read with this estimate and thought length. */
   readonly worstCase: (estimate: ReadEstimate, thinkTokens: number) => number
   /** Holds `worst` if it fits beside what is spent and held; false (holding nothing) when it would pass the ceiling. */
   readonly hold: (worst: number) => boolean
-  /** Releases a read's hold, prices its calls, adds them to the spend and learns the estimate ratio from them. */
+  /** Prices one call as it ends: adds its cost to the spend, in place of as much of its read's hold. */
+  readonly price: (hold: ReadHold, call: ModelCall) => CostedCall
+  /** Releases what remains of a read's hold once it ended and learns the estimate ratio from its calls. */
+  readonly release: (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => void
+  /** Prices a read's calls and releases its hold, in one step (`price` each, then `release`). */
   readonly settle: (
     worst: number,
     estimate: ReadEstimate,
@@ -46,6 +56,31 @@ export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number)
   const scale = (tokens: number) => Math.ceil(tokens * ratio)
   const cost = (input: number, output: number) => callCostMicros(input, output, pricePerMtokMicros)
 
+  const price = (hold: ReadHold, call: ModelCall): CostedCall => {
+    const costMicros = cost(call.inputTokens, call.outputTokens)
+    const covered = Math.min(costMicros, hold.remaining)
+    spent += costMicros
+    held -= covered
+    hold.remaining -= covered
+    return { ...call, costMicros }
+  }
+
+  const release = (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => {
+    held -= hold.remaining
+    hold.remaining = 0
+    let thought: number | null = null
+    for (const call of calls) {
+      if (call.status !== "succeeded") continue
+      const expected = call.purpose === "think"
+        ? estimate.think
+        : thought !== null
+        ? estimate.think + estimate.followUp + thought
+        : estimate.answer
+      if (call.purpose === "think") thought = call.outputTokens
+      if (expected > 0) ratio = Math.max(ratio, call.inputTokens / expected)
+    }
+  }
+
   return {
     worstCase: (estimate, thinkTokens) =>
       thinkTokens === 0
@@ -56,23 +91,13 @@ export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number)
       held += worst
       return true
     },
+    price,
+    release,
     settle: (worst, estimate, calls) => {
-      held -= worst
-      let thought: number | null = null
-      return calls.map((call) => {
-        const costMicros = cost(call.inputTokens, call.outputTokens)
-        spent += costMicros
-        if (call.status === "succeeded") {
-          const expected = call.purpose === "think"
-            ? estimate.think
-            : thought !== null
-            ? estimate.think + estimate.followUp + thought
-            : estimate.answer
-          if (call.purpose === "think") thought = call.outputTokens
-          if (expected > 0) ratio = Math.max(ratio, call.inputTokens / expected)
-        }
-        return { ...call, costMicros }
-      })
+      const hold = { remaining: worst }
+      const costed = calls.map((call) => price(hold, call))
+      release(hold, estimate, calls)
+      return costed
     },
     snapshot: () => ({ spent, held, ceiling: ceilingMicros })
   }

@@ -6,7 +6,7 @@
  */
 import { Either } from "effect"
 import {
-  type InputTooLarge,
+  InputTooLarge,
   InvalidBody,
   type InvalidDecisionQuestions,
   type InvalidVerdictSchema,
@@ -20,6 +20,7 @@ import {
   contractBytes,
   defaultDeadlineMs,
   inputEstimate,
+  inputLimit,
   MAX_VERDICT_DEADLINE_MS,
   promptBytes
 } from "./Pricing.js"
@@ -69,13 +70,32 @@ const checkCapabilityHint = (hint: string | undefined): Either.Either<void, Inva
         `actual ${JSON.stringify(hint)}`
     )
 
+/**
+ * The input estimate (check order step 6) of a rendered prompt, or `input_too_large`; an undefined prompt is one
+ * whose rendering stopped past the limit.
+ */
+const estimateInput = (
+  kind: "decision" | "verdict",
+  prompt: string | undefined,
+  contract: Parameters<typeof contractBytes>[0]
+): Either.Either<number, InputTooLarge> =>
+  prompt === undefined
+    ? Either.left(new InputTooLarge({
+      message: `the rendered state is over ${4 * inputLimit(kind)} bytes, so its estimated input is over the ${kind} ` +
+        `limit of ${inputLimit(kind)} tokens`
+    }))
+    : checkInputEstimate(kind, inputEstimate({ promptBytes: promptBytes(prompt), contractBytes: contractBytes(contract) }))
+
 /** Compiles a request; the first problem in check order wins. */
 export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Either.Either<RunSpec, RunSpecError> => {
   if (present(request.state) === present(request.messages)) {
     return invalidBody("send exactly one of `state` and `messages`")
   }
   if (request.messages !== undefined && request.messages.length === 0) return invalidBody("`messages` is empty")
-  const prompt = request.messages !== undefined ? renderMessages(request.messages) : renderState(request.state)
+  // Rendering stops once the text is certainly over the input limit (4 bytes per token, a code unit at least a byte).
+  const prompt = request.messages !== undefined
+    ? renderMessages(request.messages)
+    : renderState(request.state, 4 * inputLimit(request.kind) + 1)
   const promptPart = request.messages !== undefined ? { messages: request.messages } : { state: request.state }
   if (request.kind === "decision") {
     if (request.schema !== undefined) return invalidBody("`schema` belongs to verdict runs")
@@ -91,17 +111,14 @@ export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): 
     const draws = request.draws ?? 1
     const thinkTokens = request.think_tokens ?? 0
     const contract = { instructions: request.instructions, questions: request.questions }
-    const estimate = checkInputEstimate("decision", inputEstimate({
-      promptBytes: promptBytes(prompt),
-      contractBytes: contractBytes(contract)
-    }))
+    const estimate = estimateInput("decision", prompt, contract)
     if (Either.isLeft(estimate)) return Either.left(estimate.left)
     const calls = plan.right.questions.length * draws * (thinkTokens > 0 ? 2 : 1)
     const perCall = request.max_output_tokens ?? Math.max(1, thinkTokens)
     return Either.right({
       kind: "decision",
       plan: plan.right,
-      prompt,
+      prompt: prompt!,
       inputDigest: canonicalDigest({ kind: "decision", ...promptPart, ...contract, draws, think_tokens: thinkTokens }),
       inputTokens: estimate.right,
       deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.right),
@@ -122,15 +139,12 @@ export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): 
   const hint = checkCapabilityHint(request.capability_hint)
   if (Either.isLeft(hint)) return Either.left(hint.left)
   const contract = { instructions: request.instructions, schema: schema.right }
-  const estimate = checkInputEstimate("verdict", inputEstimate({
-    promptBytes: promptBytes(prompt),
-    contractBytes: contractBytes(contract)
-  }))
+  const estimate = estimateInput("verdict", prompt, contract)
   if (Either.isLeft(estimate)) return Either.left(estimate.left)
   return Either.right({
     kind: "verdict",
     plan: null,
-    prompt,
+    prompt: prompt!,
     inputDigest: canonicalDigest({ kind: "verdict", ...promptPart, ...contract }),
     inputTokens: estimate.right,
     deadlineMs: request.deadline_ms ?? defaultDeadlineMs("verdict", estimate.right),

@@ -5,7 +5,9 @@
  * line: `- name: x`), empty containers as `{}` / `[]`, null as `null`, numbers as JSON prints them, and the
  * continuation lines of a multi-line string indented under their key. Messages become `role: content` turns
  * separated by a blank line. The same input always gives the same text, and any nesting renders (the walk keeps its
- * own stack rather than recursing).
+ * own stack rather than recursing). Indentation grows with depth, so a small body can describe a huge text: the walk
+ * counts what it writes and stops once it passes a budget of UTF-16 code units (each is at least one UTF-8 byte),
+ * so the cost of rendering stays bounded by the budget whatever the body.
  */
 
 /** One conversation turn of a run's `messages`. */
@@ -18,6 +20,16 @@ const INDENT = "  "
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Thrown by the walk when the text would pass its budget; caught in `renderState`. */
+const OverBudget: unique symbol = Symbol("OverBudget")
+
+/** The code units a multi-line string takes once its continuation lines are indented under `pad`. */
+const scalarSize = (value: string, pad: string): number => {
+  let newlines = 0
+  for (let index = value.indexOf("\n"); index !== -1; index = value.indexOf("\n", index + 1)) newlines++
+  return value.length + newlines * (pad.length + INDENT.length)
+}
 
 const scalar = (value: unknown, pad: string): string => {
   if (value === null || value === undefined) return "null"
@@ -41,36 +53,71 @@ interface Frame {
   readonly depth: number
   readonly pad: string
   index: number
-  /** For a container that is an array item: the line its rendering starts on gets the item's dash once done. */
-  readonly dash: { readonly line: number; readonly pad: string } | undefined
 }
 
-const frameOf = (
-  value: Readonly<Record<string, unknown>> | ReadonlyArray<unknown>,
-  depth: number,
-  dash: Frame["dash"]
-): Frame => ({
+/** Indentation by depth, made once per depth. */
+const pads: Array<string> = [""]
+const padOf = (depth: number): string => {
+  while (pads.length <= depth) pads.push(pads[pads.length - 1]! + INDENT)
+  return pads[depth]!
+}
+
+const frameOf = (value: Readonly<Record<string, unknown>> | ReadonlyArray<unknown>, depth: number): Frame => ({
   entries: Array.isArray(value)
     ? value.map((item) => [undefined, item] as const)
     : Object.entries(value as Readonly<Record<string, unknown>>),
   depth,
-  pad: INDENT.repeat(depth),
-  index: 0,
-  dash
+  pad: padOf(depth),
+  index: 0
 })
 
+/**
+ * Puts the dash of each array item that is a container on the first line of its rendering: `- ` over the two spaces
+ * at the item's own indentation. Nested items share a line (`- - 1`); each line is rebuilt once, so the work stays
+ * linear in the text however deep the nesting. `dashes` holds [line, column] pairs in line then column order.
+ */
+const applyDashes = (lines: Array<string>, dashes: ReadonlyArray<readonly [number, number]>) => {
+  let next = 0
+  while (next < dashes.length) {
+    const line = dashes[next]![0]
+    const text = lines[line]!
+    let rebuilt = ""
+    let from = 0
+    for (; next < dashes.length && dashes[next]![0] === line; next++) {
+      const column = dashes[next]![1]
+      rebuilt += `${text.slice(from, column)}- `
+      from = column + INDENT.length
+    }
+    lines[line] = rebuilt + text.slice(from)
+  }
+}
+
 // Depth-first with an explicit stack, so no nesting can exhaust the call stack; the lines are the same a recursive
-// walk gives (a container's lines follow its `key:` line; an array item's first line gets its dash when it is done).
-const renderContainer = (root: Readonly<Record<string, unknown>> | ReadonlyArray<unknown>, lines: Array<string>) => {
-  const stack: Array<Frame> = [frameOf(root, 0, undefined)]
+// walk gives (a container's lines follow its `key:` line; an array item's first line gets its dash at the end).
+const renderContainer = (
+  root: Readonly<Record<string, unknown>> | ReadonlyArray<unknown>,
+  lines: Array<string>,
+  budget: number
+) => {
+  let remaining = budget + 1 // every line pays for a newline; the first has none
+  const spend = (size: number) => {
+    remaining -= size + 1
+    if (remaining < 0) throw OverBudget
+  }
+  const push = (line: string) => {
+    spend(line.length)
+    lines.push(line)
+  }
+  const pushScalar = (head: string, value: unknown, pad: string) => {
+    spend(head.length + (typeof value === "string" ? scalarSize(value, pad) : 0))
+    lines.push(`${head}${scalar(value, pad)}`)
+  }
+  const dashes: Array<readonly [number, number]> = []
+  const stack: Array<Frame> = [frameOf(root, 0)]
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!
     if (frame.index === frame.entries.length) {
       stack.pop()
-      if (frame.dash !== undefined) {
-        const { line, pad } = frame.dash
-        lines[line] = `${pad}- ${lines[line]!.slice(pad.length + INDENT.length)}`
-      }
       continue
     }
     const [key, value] = frame.entries[frame.index]!
@@ -78,27 +125,38 @@ const renderContainer = (root: Readonly<Record<string, unknown>> | ReadonlyArray
     const { depth, pad } = frame
     const empty = isEmptyContainer(value)
     if (key !== undefined) {
-      if (empty !== null) lines.push(`${pad}${key}: ${empty}`)
+      if (empty !== null) push(`${pad}${key}: ${empty}`)
       else if (isContainer(value)) {
-        lines.push(`${pad}${key}:`)
-        stack.push(frameOf(value, depth + 1, undefined))
-      } else lines.push(`${pad}${key}: ${scalar(value, pad)}`)
+        push(`${pad}${key}:`)
+        stack.push(frameOf(value, depth + 1))
+      } else pushScalar(`${pad}${key}: `, value, pad)
     } else {
-      if (empty !== null) lines.push(`${pad}- ${empty}`)
-      else if (isContainer(value)) stack.push(frameOf(value, depth + 1, { line: lines.length, pad }))
-      else lines.push(`${pad}- ${scalar(value, pad)}`)
+      if (empty !== null) push(`${pad}- ${empty}`)
+      else if (isContainer(value)) {
+        dashes.push([lines.length, pad.length])
+        stack.push(frameOf(value, depth + 1))
+      } else pushScalar(`${pad}- `, value, pad)
     }
   }
+  applyDashes(lines, dashes)
 }
 
-/** The text of a run's `state`: a string as is, an object or array as indented lines. */
-export const renderState = (state: unknown): string => {
-  if (typeof state === "string") return state
+/**
+ * The text of a run's `state`: a string as is, an object or array as indented lines; undefined when the text would
+ * be longer than `budget` UTF-16 code units (the walk stops there).
+ */
+export const renderState = (state: unknown, budget: number = Number.POSITIVE_INFINITY): string | undefined => {
+  if (typeof state === "string") return state.length > budget ? undefined : state
   const empty = isEmptyContainer(state)
   if (empty !== null) return empty
   if (!isContainer(state)) return scalar(state, "")
   const lines: Array<string> = []
-  renderContainer(state, lines)
+  try {
+    renderContainer(state, lines, budget)
+  } catch (error) {
+    if (error === OverBudget) return undefined
+    throw error
+  }
   return lines.join("\n")
 }
 

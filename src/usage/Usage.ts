@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { RunNotFound } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { parseRunId } from "../runs/RunView.js"
-import { periodOf, QuotaLedger, type QuotaState } from "./QuotaLedger.js"
+import { periodOf, QuotaLedger, type QuotaState } from "../ledger/QuotaLedger.js"
 import { UsageRepo } from "./UsageRepo.js"
 import { monthOf, type Window } from "./Window.js"
 

@@ -26,7 +26,8 @@ const withSavedCard = Effect.gen(function*() {
   const organization = yield* seedOrganization({ billing: true })
   const checkout = (yield* call("POST", "/v1/billing/checkout", { secret: organization.secret, body: { amount_micros: 5_000_000 } })).json()
   const address = yield* ServerAddress
-  yield* rawRequest(address.url, { method: "POST", path: new URL(checkout.checkout_url).pathname })
+  const link = new URL(checkout.checkout_url)
+  yield* rawRequest(address.url, { method: "POST", path: link.pathname + link.search })
   return organization
 })
 

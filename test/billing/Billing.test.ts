@@ -25,7 +25,10 @@ const BillingRoutes = [
 ]
 
 const page = (url: string, method = "GET") =>
-  Effect.flatMap(ServerAddress, (address) => rawRequest(address.url, { method, path: new URL(url).pathname }))
+  Effect.flatMap(ServerAddress, (address) => {
+    const link = new URL(url)
+    return rawRequest(address.url, { method, path: link.pathname + link.search })
+  })
 
 /**
  * `PUT /v1/billing/auto-recharge` with auto-recharge off: the threshold, never charged, takes any whole number of
@@ -183,6 +186,35 @@ layer(TestServerOnKnownPortLive(), { excludeTestServices: true, timeout: "180 se
         const unknown = yield* page(`${address.url}/billing/local/checkout/chk_${"0".repeat(32)}`)
         assert.strictEqual(unknown.status, 404)
         yield* assertMoneyInvariants
+      }))
+
+    it.effect("the local checkout needs its link's token, and refuses a payment posted from another site", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization({ billing: true })
+        const body = (yield* call("POST", "/v1/billing/checkout", { secret: organization.secret, body: { amount_micros: 1_000_000_000 } })).json()
+        const link = new URL(body.checkout_url)
+        assert.match(link.searchParams.get("token") ?? "", /^[A-Za-z0-9_-]{43}$/)
+        const address = yield* ServerAddress
+        const bare = `${address.url}${link.pathname}`
+        assert.strictEqual((yield* page(bare)).status, 404, "the id alone opens nothing")
+        assert.strictEqual((yield* page(bare, "POST")).status, 404, "the id alone pays nothing")
+        assert.strictEqual((yield* page(`${bare}?token=${"A".repeat(43)}`, "POST")).status, 404, "a forged token pays nothing")
+        for (const headers of [{ origin: "https://attacker.example" }, { origin: "null" }, { "sec-fetch-site": "cross-site" }]) {
+          const forged = yield* rawRequest(address.url, { method: "POST", path: link.pathname + link.search, headers })
+          assert.strictEqual(forged.status, 403, JSON.stringify(headers))
+        }
+        const nul = yield* rawRequest(address.url, { method: "GET", path: "/billing/local/checkout/%00" })
+        assert.strictEqual(nul.status, 404)
+        assert.strictEqual((yield* call("GET", "/v1/billing", { secret: organization.secret })).json().balance_micros, 0)
+        const open = yield* page(body.checkout_url)
+        assert.include(open.text, `action="${link.pathname}?token=${link.searchParams.get("token")}"`)
+        const sameSite = yield* rawRequest(address.url, {
+          method: "POST",
+          path: link.pathname + link.search,
+          headers: { origin: address.url, "sec-fetch-site": "same-origin" }
+        })
+        assert.strictEqual(sameSite.status, 200)
+        assert.strictEqual((yield* call("GET", "/v1/billing", { secret: organization.secret })).json().balance_micros, 1_000_000_000)
       }))
 
     it.effect("an expired checkout link shows expired and credits nothing", () =>

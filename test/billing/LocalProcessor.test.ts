@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Redacted, TestClock } from "effect"
 import {
+  checkoutToken,
   DEFAULT_PORTAL_TOKEN_TTL_SECONDS,
   localCustomerId,
   LocalProcessor,
   localPaymentMethodId,
   signPortalToken,
+  verifyCheckoutToken,
   verifyPortalToken
 } from "../../src/billing/LocalProcessor.js"
 import { PaymentProcessor } from "../../src/billing/PaymentProcessor.js"
@@ -36,11 +38,16 @@ describe("LocalProcessor", () => {
       }
       const session = yield* processor.createCheckout(request)
       assert.deepStrictEqual(session, {
-        url: `http://localhost:8080/billing/local/checkout/${CHECKOUT_ID}`,
+        url: `http://localhost:8080/billing/local/checkout/${CHECKOUT_ID}?token=${checkoutToken(CHECKOUT_ID, KEY)}`,
         processorRef: CHECKOUT_ID,
         customerId: localCustomerId("org_acme")
       })
       assert.match(session.customerId!, /^lcus_[0-9a-f]{24}$/)
+      const token = new URL(session.url).searchParams.get("token")!
+      assert.isTrue(verifyCheckoutToken(CHECKOUT_ID, token, KEY))
+      assert.isFalse(verifyCheckoutToken(CHECKOUT_ID, token, OTHER_KEY), "another key's token")
+      assert.isFalse(verifyCheckoutToken(CHECKOUT_ID.replace("0", "1"), token, KEY), "another checkout's token")
+      assert.isFalse(verifyCheckoutToken(CHECKOUT_ID, token.slice(1), KEY))
       assert.strictEqual((yield* processor.createCheckout(request)).customerId, session.customerId)
       assert.notStrictEqual(localCustomerId("org_other"), session.customerId)
       const known = yield* processor.createCheckout({ ...request, customerId: "lcus_existing" })

@@ -92,6 +92,39 @@ layer(StripeServer, { excludeTestServices: true, timeout: "120 seconds" })("bill
         assert.strictEqual((yield* summary(organization.secret)).balance_micros, 0)
       }))
 
+    it.effect("a payment that does not match its checkout credits nothing: amount, session, processor, timestamp", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization({ billing: true })
+        const { checkout, session } = yield* purchase(organization.secret, 5_000_000)
+        const cheap = yield* deliver(checkoutCompletedWebhook({ ...session, amount_total: 100 }, FAKE_WEBHOOK_SECRET, { eventId: "evt_one_dollar" }))
+        assert.deepStrictEqual(cheap.json(), { received: true, credited: false }, "a $1 payment on a $5 checkout")
+        const otherSession = yield* deliver(checkoutCompletedWebhook({ ...session, id: "cs_test_someone_else" }, FAKE_WEBHOOK_SECRET, { eventId: "evt_other_session" }))
+        assert.deepStrictEqual(otherSession.json(), { received: true, credited: false }, "another session id")
+        const future = yield* deliver(checkoutCompletedWebhook(session, FAKE_WEBHOOK_SECRET, {
+          eventId: "evt_from_the_future",
+          timestamp: Math.floor(Date.now() / 1000) + 400
+        }))
+        assert.strictEqual(future.status, 400, "a signature 400 s in the future")
+        assert.strictEqual(codeOf(future), "invalid_body")
+        const sql = yield* SqlClient.SqlClient
+        const local = `chk_${"a".repeat(32)}`
+        yield* sql`INSERT INTO checkouts (id, organization_id, amount_micros, processor, processor_ref, state, expires_at)
+          VALUES (${local}, ${organization.organizationId}, 5000000, 'local', ${local}, 'open', now() + interval '1 hour')`
+        const viaStripe = yield* deliver(checkoutCompletedWebhook(
+          { ...session, id: local, client_reference_id: local, metadata: { checkout_id: local } },
+          FAKE_WEBHOOK_SECRET,
+          { eventId: "evt_local_checkout" }
+        ))
+        assert.deepStrictEqual(viaStripe.json(), { received: true, credited: false }, "a local checkout through Stripe's webhook")
+        assert.strictEqual((yield* summary(organization.secret)).balance_micros, 0)
+        const genuine = yield* deliver(checkoutCompletedWebhook(session))
+        assert.deepStrictEqual(genuine.json(), { received: true, credited: true })
+        assert.strictEqual((yield* summary(organization.secret)).balance_micros, 5_000_000)
+        const [row] = yield* sql<{ state: string }>`SELECT state FROM checkouts WHERE id = ${checkout.checkout_id}`
+        assert.strictEqual(row!.state, "paid")
+        yield* assertMoneyInvariants
+      }))
+
     it.effect("the portal opens for the organization's Stripe customer", () =>
       Effect.gen(function*() {
         const organization = yield* seedOrganization({ billing: true })

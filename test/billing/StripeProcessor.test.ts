@@ -341,9 +341,14 @@ layer(StripeAgainstFake, { excludeTestServices: true })("StripeProcessor against
           checkoutCompletedWebhook(paid, undefined, { timestamp: Math.floor(Date.now() / 1000) - 3_600 }).header
         )),
         yield* Effect.flip(processor.parseWebhook(webhook.payload, undefined)),
-        yield* Effect.flip(processor.parseWebhook(webhook.payload, ""))
+        yield* Effect.flip(processor.parseWebhook(webhook.payload, "")),
+        yield* Effect.flip(processor.parseWebhook(
+          webhook.payload,
+          checkoutCompletedWebhook(paid, undefined, { timestamp: Math.floor(Date.now() / 1000) + 400 }).header
+        ))
       ]
-      assert.deepStrictEqual(rejections.map((error) => error._tag), Array(5).fill("InvalidWebhook"))
+      assert.deepStrictEqual(rejections.map((error) => error._tag), Array(6).fill("InvalidWebhook"))
+      assert.include(rejections[5]!.message, "300 seconds", "a signature from the future")
       assert.include(rejections[0]!.message, "signature verification failed")
       assert.include(rejections[3]!.message, "missing")
       // The untouched delivery is accepted, so the rejections above are about the changes alone.

@@ -14,7 +14,9 @@ const throwawayKey = (method: string, suffix: string): RouteCase<Keys> => ({
   scope: method === "GET" ? "keys_read" : "keys_write",
   path: (organization) =>
     Effect.map(
-      seedKey(organization.organizationId, organization.ownerId, ["runs_read"], "target").pipe(Effect.orDie),
+      // The target holds only keys_write, which every credential allowed on these routes holds too (a key can be
+      // rotated or revoked only by a credential holding all its scopes: test/keys/Keys.test.ts).
+      seedKey(organization.organizationId, organization.ownerId, ["keys_write"], "target").pipe(Effect.orDie),
       (key) => `/v1/keys/${key.id}${suffix}`
     )
 })

@@ -6,7 +6,8 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { QuotaLedger } from "../../src/usage/QuotaLedger.js"
+import { CreditStore } from "../../src/ledger/CreditStore.js"
+import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { codeOf } from "../support/Api.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"
@@ -134,8 +135,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const unbilled = yield* seedOrganization()
         const used = freshKey()
         assert.strictEqual((yield* postRun(unbilled.secret, oneQuestion(), used)).status, 200)
-        const organizations = yield* Effect.promise(() => import("../../src/organizations/OrganizationsRepo.js"))
-        yield* (yield* organizations.OrganizationsRepo).setBilling(unbilled.organizationId, true)
+        yield* (yield* CreditStore).setBilling(unbilled.organizationId, true)
         expect(yield* postRun(unbilled.secret, oneQuestion({ state: "other" }), used), 409, "idempotency_conflict", "conflict before credits")
         yield* (yield* QuotaLedger).setLimits(unbilled.organizationId, { spendLimitMicros: null, tokenLimit: 5 })
         expect(yield* postRun(unbilled.secret, oneQuestion({ state: "other" }), used), 429, "organization_token_quota_exhausted", "quota before conflict")

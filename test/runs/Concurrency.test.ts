@@ -117,6 +117,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
         if (databaseMode() === "postgres") {
           const env = {
             DATABASE_URL: Redacted.value(Option.getOrThrow(config.databaseUrl)),
+            BILLING_PROVIDER: "local",
+            WORKERS: "1",
             DECISION_PROVIDER: "openai",
             DECISION_PROVIDER_URL: upstream.url,
             DECISION_PROVIDER_MODEL: "judge-7b",

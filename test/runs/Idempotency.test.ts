@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { QuotaLedger } from "../../src/usage/QuotaLedger.js"
+import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { codeOf } from "../support/Api.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"

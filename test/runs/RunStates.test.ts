@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { codeOf } from "../support/Api.js"
+import { call, codeOf } from "../support/Api.js"
 import { FakeUpstream, type UpstreamReply } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
@@ -35,11 +35,15 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
       yield* Effect.sleep("250 millis")
       const sql = yield* SqlClient.SqlClient
       const [during] = yield* sql<{ state: string; held: boolean; reserved: number; quota: number }>`
-        SELECT r.state, r.held, a.reserved_micros AS reserved, p.spend_reserved_micros AS quota
-        FROM runs r JOIN credit_accounts a ON a.organization_id = r.organization_id
-        JOIN quota_periods p ON p.organization_id = r.organization_id AND p.period = r.period
-        WHERE r.organization_id = ${organization.organizationId}`
+        SELECT r.state, r.held,
+          (SELECT sum(hold_micros)::int FROM runs x WHERE x.organization_id = r.organization_id AND x.held AND x.hold_credit) AS reserved,
+          (SELECT sum(hold_micros)::int FROM runs x WHERE x.organization_id = r.organization_id AND x.held AND x.period = r.period) AS quota
+        FROM runs r WHERE r.organization_id = ${organization.organizationId}`
       assert.deepStrictEqual(during, { state: "pending", held: true, reserved: 20_000, quota: 20_000 })
+      const billing = yield* call("GET", "/v1/billing", { secret: organization.secret })
+      assert.strictEqual(billing.json().reserved_micros, 20_000, "GET /v1/billing shows the hold")
+      const quota = yield* call("GET", "/v1/quota", { secret: organization.secret })
+      assert.strictEqual(quota.json().spend_reserved_micros, 20_000, "GET /v1/quota shows the hold")
       const response = yield* Fiber.join(fiber)
       yield* upstream.setLatency(0)
       assert.strictEqual(response.status, 200)

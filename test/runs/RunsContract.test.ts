@@ -6,11 +6,13 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import type { ServerAddress } from "../../src/http/Listen.js"
-import { Admission } from "../../src/runs/Admission.js"
+import { RunLedger } from "../../src/ledger/RunLedger.js"
+import { sweepOnce } from "../../src/ledger/Sweeper.js"
+import { SPEND_CEILING_MICROS } from "../../src/runs/Pricing.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
-import { sweepOnce } from "../../src/runs/Sweeper.js"
 import { codeOf } from "../support/Api.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
+import { handToDeadHolder, untilSteady } from "../support/DeadHolder.js"
 import { checkAuthentication, checkRoles, checkScopes, route, type RouteCase } from "../support/RouteContract.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
@@ -32,6 +34,7 @@ const oneQuestionAdmission = (organizationId: string, idempotencyKey: string, de
     idempotencyKey,
     kind: "decision" as const,
     inputDigest: spec.inputDigest,
+    holdMicros: SPEND_CEILING_MICROS,
     holdTokens: spec.holdTokens,
     deadline
   }
@@ -48,7 +51,7 @@ const RunsRoutes: ReadonlyArray<RouteCase<ServerAddress>> = [
   existingRun("/stream")
 ]
 
-layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "180 seconds" })("runs route contract", (it) => {
+layer(TestServerWithConsoleLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServices: true, timeout: "180 seconds" })("runs route contract", (it) => {
   describe("contract", () => {
     it.effect("every runs route: 401 codes, credential before body", () => checkAuthentication(RunsRoutes))
     it.effect("every runs route against every scope", () => checkScopes(RunsRoutes))
@@ -98,14 +101,15 @@ layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "180 se
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 20_000)
         const key = freshKey()
-        const refused = yield* Effect.flip((yield* Admission).admit(
+        const refused = yield* Effect.flip((yield* RunLedger).admit(
           oneQuestionAdmission(organization.organizationId, key, Date.now() - 1)
         ))
         assert.strictEqual(refused._tag, "deadline_exceeded")
         const sql = yield* SqlClient.SqlClient
         const [stored] = yield* sql<{ runs: number; reserved: number }>`SELECT
           (SELECT count(*)::int FROM runs WHERE organization_id = ${organization.organizationId}) AS runs,
-          (SELECT reserved_micros FROM credit_accounts WHERE organization_id = ${organization.organizationId}) AS reserved`
+          (SELECT COALESCE(sum(hold_micros), 0)::int FROM runs
+            WHERE organization_id = ${organization.organizationId} AND held) AS reserved`
         assert.deepStrictEqual(stored, { runs: 0, reserved: 0 })
         const accepted = yield* postRun(organization.secret, oneQuestion(), key)
         assert.strictEqual(accepted.status, 200, "the key stays reusable")
@@ -114,26 +118,44 @@ layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "180 se
   })
 
   describe("the sweeper", () => {
-    it.effect("releases the holds of a run whose process died, a minute after its deadline; the run stays pending", () =>
+    it.effect("releases the holds of a run whose process stopped beating, before its deadline; the run stays pending", () =>
       Effect.gen(function*() {
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 20_000)
         const key = freshKey()
-        const admitted = yield* (yield* Admission).admit(
-          oneQuestionAdmission(organization.organizationId, key, Date.now() + 1_000)
+        const admitted = yield* (yield* RunLedger).admit(
+          oneQuestionAdmission(organization.organizationId, key, Date.now() + 120_000)
         )
         assert.strictEqual(admitted._tag, "Admitted")
         const blocked = yield* postRun(organization.secret, oneQuestion({ state: "another" }))
         assert.strictEqual(codeOf(blocked), "insufficient_credits", "the abandoned run still holds the credit")
-        assert.strictEqual(yield* sweepOnce, 0, "not before its deadline plus the margin")
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE organization_id = ${organization.organizationId}`
+        yield* untilSteady
+        assert.strictEqual(yield* sweepOnce, 0, "not while its process beats")
+        yield* handToDeadHolder([admitted._tag === "Admitted" ? admitted.run.pending.id : ""])
         assert.strictEqual(yield* sweepOnce, 1)
         const replay = yield* postRun(organization.secret, oneQuestion(), key)
         assert.strictEqual(replay.status, 202)
         assert.strictEqual(replay.json().state, "pending")
         const freed = yield* postRun(organization.secret, oneQuestion({ state: "another" }))
         assert.strictEqual(freed.status, 200)
+        yield* assertMoneyInvariants
+      }))
+
+    it.effect("a run admitted before holders existed is released a minute after its deadline", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organization.organizationId, 20_000)
+        const key = freshKey()
+        const admitted = yield* (yield* RunLedger).admit(
+          oneQuestionAdmission(organization.organizationId, key, Date.now() + 1_000)
+        )
+        assert.strictEqual(admitted._tag, "Admitted")
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE runs SET holder = NULL WHERE organization_id = ${organization.organizationId}`
+        assert.strictEqual(yield* sweepOnce, 0, "not before its deadline plus the margin")
+        yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE organization_id = ${organization.organizationId}`
+        assert.strictEqual(yield* sweepOnce, 1)
+        assert.strictEqual((yield* postRun(organization.secret, oneQuestion(), key)).status, 202)
         yield* assertMoneyInvariants
       }))
   })

@@ -54,7 +54,9 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
           { retry_ordinal: 0, status: "succeeded", provider: "openai", model_id: "decision-1", provider_request_id: "chatcmpl-2", input_tokens: 1000, output_tokens: 1, cost_micros: 43 }
         ])
         const [account] = yield* sql<{ balance_micros: number; reserved_micros: number }>`
-          SELECT balance_micros, reserved_micros FROM credit_accounts WHERE organization_id = ${organization.organizationId}`
+          SELECT balance_micros, (SELECT COALESCE(sum(hold_micros), 0)::int FROM runs r
+            WHERE r.organization_id = a.organization_id AND r.held) AS reserved_micros
+          FROM credit_accounts a WHERE organization_id = ${organization.organizationId}`
         assert.deepStrictEqual(account, { balance_micros: 1_000_000 - 86, reserved_micros: 0 })
         const requests = yield* upstream.requests
         assert.strictEqual(requests.length, 2)

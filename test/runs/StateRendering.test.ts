@@ -91,7 +91,7 @@ describe("renderState at any depth", () => {
   })
 
   it("renders 5,000 nested objects as one indented line per level", () => {
-    const text = renderState(nest(5_000, "leaf", (inner) => ({ k: inner })))
+    const text = renderState(nest(5_000, "leaf", (inner) => ({ k: inner })))!
     const lines = text.split("\n")
     assert.strictEqual(lines.length, 5_000)
     assert.strictEqual(lines[0], "k:")
@@ -114,5 +114,21 @@ describe("renderState at any depth", () => {
         "                      y"
       ].join("\n")
     )
+  })
+
+  it("stops at the budget: a text longer than it renders as undefined, one within it in full", () => {
+    const deep = nest(250, Array.from({ length: 800 }, () => "x"), (inner) => [inner])
+    assert.isUndefined(renderState({ a: deep }, 100_000))
+    const full = renderState({ a: deep })!
+    assert.isAbove(full.length, 100_000)
+    assert.strictEqual(renderState({ a: deep }, full.length), full)
+    assert.isUndefined(renderState({ a: deep }, full.length - 1))
+    assert.isUndefined(renderState("a long string", 5))
+    assert.strictEqual(renderState({ s: "line 1\nline 2" }, "s: line 1\n   line 2".length), "s: line 1\n  line 2")
+  })
+
+  it("keeps __proto__ and other prototype names as ordinary keys", () => {
+    const state = JSON.parse('{"__proto__": {"constructor": 1}, "toString": [2]}')
+    assert.strictEqual(renderState(state), "__proto__:\n  constructor: 1\ntoString:\n  - 2")
   })
 })

@@ -63,7 +63,11 @@ export interface FakeUpstreamServer {
   readonly setLatency: (ms: number) => void
   /** The requests received so far, oldest first. */
   readonly requests: () => ReadonlyArray<ReceivedRequest>
-  /** Clears the queue, the log, the latency and the default behaviour. */
+  /** Holds every request from now on (received and logged, not answered) until `release`. */
+  readonly hold: () => void
+  /** Answers the held requests and stops holding. */
+  readonly release: () => void
+  /** Clears the queue, the log, the latency, the hold and the default behaviour. */
   readonly reset: () => void
   readonly close: () => Promise<void>
 }
@@ -108,6 +112,7 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
   let responder: Responder = defaultResponder
   let latency = 0
   let counter = 0
+  let held: Array<() => void> | null = null
   const timers = new Set<ReturnType<typeof setTimeout>>()
   const later = (ms: number, f: () => void) => {
     const timer = setTimeout(() => {
@@ -183,8 +188,12 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
       }
       log.push(request)
       const reply = queue.shift() ?? responder(request)
-      if (latency > 0) later(latency, () => send(request, reply, response))
-      else send(request, reply, response)
+      const answer = () => {
+        if (latency > 0) later(latency, () => send(request, reply, response))
+        else send(request, reply, response)
+      }
+      if (held !== null) held.push(answer)
+      else answer()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -202,7 +211,16 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
       latency = ms
     },
     requests: () => [...log],
+    hold: () => {
+      held ??= []
+    },
+    release: () => {
+      const waiting = held ?? []
+      held = null
+      for (const answer of waiting) answer()
+    },
     reset: () => {
+      held = null
       queue = []
       log = []
       counter = 0
@@ -225,6 +243,8 @@ export class FakeUpstream extends Context.Tag("test/FakeUpstream")<FakeUpstream,
   readonly respondWith: (responder: Responder) => Effect.Effect<void>
   readonly setLatency: (ms: number) => Effect.Effect<void>
   readonly requests: Effect.Effect<ReadonlyArray<ReceivedRequest>>
+  readonly hold: Effect.Effect<void>
+  readonly release: Effect.Effect<void>
   readonly reset: Effect.Effect<void>
 }>() {
   /** Starts the server when the layer is built and closes it when the layer is released. */
@@ -238,6 +258,8 @@ export class FakeUpstream extends Context.Tag("test/FakeUpstream")<FakeUpstream,
         respondWith: (responder: Responder) => Effect.sync(() => server.respondWith(responder)),
         setLatency: (ms: number) => Effect.sync(() => server.setLatency(ms)),
         requests: Effect.sync(server.requests),
+        hold: Effect.sync(server.hold),
+        release: Effect.sync(server.release),
         reset: Effect.sync(server.reset)
       })
     )

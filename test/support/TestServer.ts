@@ -19,7 +19,13 @@ export const testConfigLayer = (overrides: Partial<Settings> = {}) =>
   Layer.unwrapScoped(
     // Load shedding is off: test files share a busy machine, and a slow moment must not shed a test's request
     // (test/http/Overload.test.ts turns it on).
-    Effect.map(freshDatabaseSettings, (database) => AppConfig.layerWith({ overloadMaxLagMs: 0, runsMaxInFlight: 0, ...database, ...overrides }))
+    Effect.map(freshDatabaseSettings, (database) => AppConfig.layerWith({
+      overloadMaxLagMs: 0,
+      runsMaxInFlight: 0,
+      billingProviderChosen: true,
+      ...database,
+      ...overrides
+    }))
   ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
 
 /** An HttpClient whose relative URLs go to the test server. */

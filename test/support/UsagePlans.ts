@@ -6,7 +6,7 @@
  */
 import { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { periodOf, QuotaLedger } from "../../src/usage/QuotaLedger.js"
+import { periodOf, QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { usageStatements } from "../../src/usage/UsageRepo.js"
 import type { Window } from "../../src/usage/Window.js"
 

@@ -7,16 +7,17 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Either, Fiber } from "effect"
-import { Admission } from "../../src/runs/Admission.js"
-import { CallRecorder, EarlyRecordDelayMs } from "../../src/runs/CallRecorder.js"
+import { Effect, Either, Fiber, Schedule } from "effect"
+import { CallRecorder, EarlyRecordDelayMs } from "../../src/ledger/CallRecorder.js"
+import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/Pricing.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
-import { sweepOnce } from "../../src/runs/Sweeper.js"
+import { sweepOnce } from "../../src/ledger/Sweeper.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
+import { handToDeadHolder, untilSteady } from "../support/DeadHolder.js"
 import { getJson, hyphenated } from "../support/Usage.js"
 import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
@@ -31,7 +32,14 @@ const twoStages = {
 
 const usage = { prompt_tokens: 1_000, completion_tokens: 1 }
 
-layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
+/** Waits (polling, at most ~1.5 s) until the organization's ledger lists `count` entries. */
+const untilLedgerHas = (secret: string, count: number) =>
+  Effect.retry(
+    Effect.filterOrFail(getJson("/v1/usage/ledger", secret), (ledger) => ledger.entries.length >= count),
+    { times: 30, schedule: Schedule.spaced("50 millis") }
+  ).pipe(Effect.orDie)
+
+layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
   describe("a run still reading", () => {
     it.effect("its answered call is in the ledger, in its usage and in unsettled_micros; settlement keeps it once", () =>
       Effect.gen(function*() {
@@ -43,7 +51,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
           { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.2, B: 0.8 }, usage, id: "chatcmpl-second" } }
         )
         const running = yield* Effect.fork(postRun(secret, twoStages, freshKey()))
-        yield* Effect.sleep(EarlyRecordDelayMs + 600)
+        yield* Effect.sleep(EarlyRecordDelayMs)
+        yield* untilLedgerHas(secret, 1)
 
         const sql = yield* SqlClient.SqlClient
         const [pending] = yield* sql<{ id: string }>`SELECT id::text FROM runs WHERE organization_id = ${organizationId}`
@@ -68,6 +77,31 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         yield* assertMoneyInvariants
       }), { timeout: 30_000 })
 
+    it.effect("a thought answered while its letter call is still out counts as unsettled before the read ends", () =>
+      Effect.gen(function*() {
+        const upstream = yield* FakeUpstream
+        const { organizationId, secret } = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organizationId, 100_000)
+        yield* upstream.script(
+          { kind: "thought", text: "The customer was charged twice.", usage: { prompt_tokens: 1_000, completion_tokens: 20 }, id: "chatcmpl-thought" },
+          { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-letter" } }
+        )
+        const running = yield* Effect.fork(postRun(secret, { ...oneQuestion(), think_tokens: 64 }, freshKey()))
+        yield* Effect.sleep(EarlyRecordDelayMs)
+        yield* untilLedgerHas(secret, 1)
+        const rollup = yield* getJson("/v1/usage", secret)
+        assert.strictEqual(rollup.runs.in_flight, 1)
+        assert.strictEqual(rollup.spend.unsettled_micros, 43, "the thought's 1,000 + 20 tokens")
+        const ledger = (yield* getJson("/v1/usage/ledger", secret)).entries
+        assert.deepStrictEqual(ledger.map((entry: any) => entry.provider_request_id), ["chatcmpl-thought"])
+        const finished = (yield* Fiber.join(running)).json()
+        assert.strictEqual(finished.state, "completed")
+        assert.strictEqual(finished.cost_micros, 86)
+        const after = yield* getJson("/v1/usage", secret)
+        assert.deepStrictEqual(after.spend, { reserved_micros: 0, settled_micros: 86, unsettled_micros: 0 })
+        yield* assertMoneyInvariants
+      }), { timeout: 30_000 })
+
     it.effect("a run that settles within the delay writes its calls once, at settlement", () =>
       Effect.gen(function*() {
         const upstream = yield* FakeUpstream
@@ -87,17 +121,18 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const { organizationId, secret } = yield* seedOrganization({ billing: true })
         yield* grantCredit(organizationId, 50_000)
         const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
-        const admitted = yield* (yield* Admission).admit({
+        const admitted = yield* (yield* RunLedger).admit({
           organizationId,
           origin: "runs",
           idempotencyKey: freshKey(),
           kind: "decision",
           inputDigest: spec.inputDigest,
+          holdMicros: SPEND_CEILING_MICROS,
           holdTokens: spec.holdTokens,
-          deadline: Date.now() + 1_000
+          deadline: Date.now() + 60_000
         })
         assert.strictEqual(admitted._tag, "Admitted")
-        const runId = admitted._tag === "Admitted" ? admitted.run.id : ""
+        const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
         yield* (yield* CallRecorder).record(organizationId, [{
           runId,
           callIndex: 0,
@@ -115,8 +150,9 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.strictEqual(inFlight.spend.unsettled_micros, 43)
 
         const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE id = ${runId}::uuid`
-        assert.isAtLeast(yield* sweepOnce, 1)
+        yield* handToDeadHolder([runId])
+        yield* untilSteady
+        assert.isAtLeast(yield* sweepOnce, 1, "before its deadline: its process stopped beating")
         const [run] = yield* sql<{ state: string; error_code: string | null; cost_micros: number; held: boolean }>`
           SELECT state, error_code, cost_micros, held FROM runs WHERE id = ${runId}::uuid`
         assert.deepStrictEqual(run, { state: "failed", error_code: "deadline_exceeded", cost_micros: 43, held: false })

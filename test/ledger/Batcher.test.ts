@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
-import { makeBatcher } from "../../src/runs/Batcher.js"
+import { makeBatcher } from "../../src/ledger/Batcher.js"
 
 /** A batcher whose batches wait for `release` while `hold` is set; records the batches it ran. */
 const recordingBatcher = (options: { maxBatch: number; maxInFlight: number }) =>

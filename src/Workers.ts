@@ -1,0 +1,53 @@
+/**
+ * Every core: `WORKERS` server processes sharing one port (node:cluster; the primary accepts connections and hands
+ * them to the workers in turn). Each worker is a whole server with its own pools, caches and ledger leases; only
+ * PostgreSQL is shared, where every rule that must be exact is decided (docs/ledger.md). The primary serves nothing:
+ * it starts the workers, starts a worker again when one dies, and stops them all on SIGTERM or SIGINT. The embedded
+ * database belongs to one process, so without `DATABASE_URL` the service always runs as one process. The local
+ * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
+ * every other.
+ */
+import cluster from "node:cluster"
+import { randomBytes } from "node:crypto"
+import { availableParallelism } from "node:os"
+
+/** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
+export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
+  if (env.DATABASE_URL === undefined || env.DATABASE_URL === "") return 1
+  const given = env.WORKERS
+  if (given === undefined || given === "") return availableParallelism()
+  const count = Number(given)
+  if (!Number.isInteger(count) || count < 1 || count > 256) throw new Error(`WORKERS must be 1 to 256, not ${JSON.stringify(given)}`)
+  return count
+}
+
+/** A dying worker is started again, but not more often than this. */
+const RestartDelayMs = 1_000
+
+/** Runs `serve` in this process, or in `WORKERS` worker processes started from it (this process then only supervises). */
+export const runWorkers = (serve: () => void): void => {
+  if (!cluster.isPrimary) return serve()
+  const count = workerCount()
+  if (count === 1) return serve()
+  process.env.LOCAL_BILLING_SIGNING_KEY ??= randomBytes(32).toString("hex")
+  let stopping = false
+  const start = () => cluster.fork()
+  cluster.on("exit", (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      return
+    }
+    console.error(`worker ${worker.process.pid} stopped (${signal ?? code}); starting another`)
+    setTimeout(start, RestartDelayMs)
+  })
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    const workers = Object.values(cluster.workers ?? {})
+    if (workers.length === 0) process.exit(0)
+    for (const worker of workers) worker?.process.kill(signal)
+  }
+  process.on("SIGTERM", () => stop("SIGTERM"))
+  process.on("SIGINT", () => stop("SIGINT"))
+  for (let index = 0; index < count; index++) start()
+}

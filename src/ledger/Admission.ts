@@ -1,0 +1,249 @@
+/**
+ * Admission's two ways to store a run `pending` with its holds, both with an asynchronous commit (the run's
+ * settlement, a synchronous commit, flushes it before any answer depends on it; docs/ledger.md has the crash
+ * analysis). The fast way: runs whose holds this process's slices covered (Escrow) are stored in one statement per
+ * batch, which also adds their holds to their leases only if each lease still covers them (another process may have
+ * reclaimed it) and finds the idempotency keys already used, so a key owning a run is answered without being charged.
+ * The exact way, for a run no slice covers: under the organization's lock, the contract's checks in its order
+ * (replay; quota, 429; conflict, 409; credit, 402) against the position, taking back every lease's unused parts
+ * before refusing, so a run is refused only when what is left, unused slices included, cannot cover it.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type pg from "pg"
+import { hold, type CreditRefusal } from "./CreditStore.js"
+import type { LeaseRow, Reservation } from "./Escrow.js"
+import { query, type Statement, transaction } from "./LedgerSql.js"
+import { reclaimLeases } from "./Leases.js"
+import { lockPosition, type Position } from "./Position.js"
+import { reserve, type QuotaRefusal } from "./QuotaLedger.js"
+import { runColumns, type RunOrigin, type RunRow, runRowOfJson } from "./RunRecord.js"
+
+/** A run to store `pending`: its identity, its input digest and what it holds. */
+export interface PendingRun {
+  readonly id: string
+  readonly organizationId: string
+  readonly origin: RunOrigin
+  readonly idempotencyKey: string
+  readonly kind: "decision" | "verdict"
+  readonly inputDigest: string
+  readonly period: string
+  readonly holdMicros: number
+  readonly holdTokens: number
+  readonly createdAt: Date
+  readonly deadlineAt: Date
+  readonly holder: string
+}
+
+/** What the fast way did with one run of a batch. */
+export type FastOutcome =
+  | { readonly _tag: "Stored" }
+  | { readonly _tag: "KeyUsed"; readonly existing: RunRow }
+  | { readonly _tag: "LeaseShort" }
+  | { readonly _tag: "Raced" }
+
+/** What the exact way decided. */
+export type ExactOutcome =
+  | { readonly _tag: "Stored"; readonly holdCredit: boolean }
+  | { readonly _tag: "Replayed"; readonly existing: RunRow }
+  | { readonly _tag: "Conflict" }
+  | { readonly _tag: "Quota"; readonly refusal: QuotaRefusal }
+  | { readonly _tag: "Credit"; readonly refusal: CreditRefusal }
+  | { readonly _tag: "NoOrganization" }
+
+const fastStatement: Statement = {
+  name: "ledger_admit_fast",
+  text: `WITH req AS (
+      SELECT * FROM json_to_recordset($1::json) AS r(i int, id uuid, org text, origin text, key text, kind text,
+        digest text, period date, hold_micros bigint, hold_tokens bigint, deadline_at timestamptz,
+        created_at timestamptz, lease uuid, credit bigint, spend bigint, tokens bigint)
+    ),
+    existing AS (
+      SELECT r.i, row_to_json(x) AS run FROM req r
+      JOIN (SELECT ${runColumns} FROM runs) x
+        ON x.organization_id = r.org AND x.origin = r.origin AND x.idempotency_key = r.key
+    ),
+    fresh AS (SELECT * FROM req WHERE i NOT IN (SELECT i FROM existing)),
+    need AS (
+      SELECT lease, period, sum(credit) AS credit, sum(spend) AS spend, sum(tokens) AS tokens FROM fresh
+      GROUP BY lease, period
+    ),
+    leased AS (
+      UPDATE ledger_leases l SET credit_held = l.credit_held + n.credit, spend_held = l.spend_held + n.spend,
+        tokens_held = l.tokens_held + n.tokens, version = l.version + 1
+      FROM need n
+      WHERE l.id = n.lease AND l.period = n.period AND l.holder = $2 AND NOT l.revoked
+        AND l.credit_held + n.credit <= l.credit_micros AND l.spend_held + n.spend <= l.spend_micros
+        AND l.tokens_held + n.tokens <= l.tokens
+      RETURNING l.id, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing, l.spend_limited,
+        l.tokens_limited, l.revoked, l.credit_micros, l.spend_micros, l.tokens, l.version
+    ),
+    stored AS (
+      INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, period, hold_micros,
+        hold_tokens, hold_credit, held, deadline_at, created_at, holder, lease_id)
+      SELECT f.id, f.org, f.origin, f.key, f.kind, 'pending', f.digest, f.period, f.hold_micros, f.hold_tokens,
+        l.billing, true, f.deadline_at, f.created_at, $2, f.lease
+      FROM fresh f JOIN leased l ON l.id = f.lease
+      ON CONFLICT DO NOTHING
+      RETURNING id
+    )
+    SELECT (SELECT json_agg(json_build_object('i', i, 'run', run)) FROM existing) AS existing,
+      (SELECT json_agg(id) FROM stored) AS stored,
+      (SELECT json_agg(leased) FROM leased) AS leases`
+}
+
+const compensateStatement: Statement = {
+  name: "ledger_admit_compensate",
+  text: `UPDATE ledger_leases SET credit_held = credit_held - $2, spend_held = spend_held - $3,
+      tokens_held = tokens_held - $4, version = version + 1 WHERE id = $1::uuid`
+}
+
+const existingStatement: Statement = {
+  name: "ledger_run_by_key",
+  text: `SELECT ${runColumns} FROM runs WHERE organization_id = $1 AND origin = $2 AND idempotency_key = $3`
+}
+
+const insertExact: Statement = {
+  name: "ledger_admit_exact",
+  text: `INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, period, hold_micros,
+      hold_tokens, hold_credit, held, deadline_at, created_at, holder)
+    VALUES ($1::uuid, $2, $3, $4, $5, 'pending', $6, $7::date, $8, $9, $10, true, $11, $12, $13)
+    ON CONFLICT DO NOTHING RETURNING id`
+}
+
+/** One run of a fast batch: the run and the reservation its slice gave it. */
+export interface FastRequest {
+  readonly run: PendingRun
+  readonly reservation: Reservation
+}
+
+/**
+ * Stores a batch of runs the slices covered, in one statement; returns each run's outcome (in batch order) and the
+ * leases as they stand after it.
+ */
+export const storeFast = (
+  pool: pg.Pool,
+  holder: string,
+  batch: ReadonlyArray<FastRequest>
+): Effect.Effect<{ readonly outcomes: ReadonlyArray<FastOutcome>; readonly leases: ReadonlyArray<LeaseRow> }, SqlError> =>
+  Effect.gen(function*() {
+    const payload = JSON.stringify(batch.map(({ reservation, run }, i) => ({
+      i,
+      id: run.id,
+      org: run.organizationId,
+      origin: run.origin,
+      key: run.idempotencyKey,
+      kind: run.kind,
+      digest: run.inputDigest,
+      period: run.period,
+      hold_micros: run.holdMicros,
+      hold_tokens: run.holdTokens,
+      deadline_at: run.deadlineAt.toISOString(),
+      created_at: run.createdAt.toISOString(),
+      lease: reservation.leaseId,
+      credit: reservation.credit,
+      spend: reservation.spend,
+      tokens: reservation.tokens
+    })))
+    const [row] = yield* query<{
+      existing: ReadonlyArray<{ i: number; run: Record<string, any> }> | null
+      stored: ReadonlyArray<string> | null
+      leases: ReadonlyArray<LeaseRow> | null
+    }>(pool, fastStatement, [payload, holder])
+    const existing = new Map((row?.existing ?? []).map((entry) => [entry.i, runRowOfJson(entry.run)]))
+    const stored = new Set(row?.stored ?? [])
+    const leases = row?.leases ?? []
+    const leased = new Set(leases.map((lease) => lease.id))
+    const outcomes = batch.map(({ reservation, run }, i): FastOutcome => {
+      const used = existing.get(i)
+      if (used !== undefined) return { _tag: "KeyUsed", existing: used }
+      if (stored.has(run.id)) return { _tag: "Stored" }
+      return leased.has(reservation.leaseId) ? { _tag: "Raced" } : { _tag: "LeaseShort" }
+    })
+    return { outcomes, leases }
+  })
+
+/**
+ * A run's key was taken between the batch's look-up and its insert (another process stored it at that moment): its
+ * holds go back to the lease, and the run that owns the key is read.
+ */
+export const undoRaced = (pool: pg.Pool, request: FastRequest): Effect.Effect<RunRow | undefined, SqlError> =>
+  Effect.gen(function*() {
+    const { reservation, run } = request
+    yield* query(pool, compensateStatement, [reservation.leaseId, reservation.credit, reservation.spend, reservation.tokens])
+    const [existing] = yield* query<RunRow>(pool, existingStatement, [run.organizationId, run.origin, run.idempotencyKey])
+    return existing
+  })
+
+interface ExactDecision {
+  readonly outcome: ExactOutcome
+  readonly reclaimed: ReadonlyArray<LeaseRow>
+}
+
+const decide = (
+  position: Position,
+  run: PendingRun,
+  existing: RunRow | undefined
+): ExactOutcome | undefined => {
+  const quota = reserve(position, { micros: run.holdMicros, tokens: run.holdTokens })
+  if (quota !== undefined) return { _tag: "Quota", refusal: quota }
+  if (existing !== undefined) return { _tag: "Conflict" }
+  const credit = hold(position, run.holdMicros)
+  if (credit !== undefined) return { _tag: "Credit", refusal: credit }
+  return undefined
+}
+
+/**
+ * Admits one run the exact way, in one transaction under the organization's lock: a key owning a run with the same
+ * digest replays it; otherwise the quota, the key and the credit are checked in the contract's order, the unused
+ * parts of every lease taken back once before a refusal, and the run is stored holding outside any lease.
+ */
+export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactDecision, SqlError> =>
+  transaction(pool, (client) =>
+    Effect.gen(function*() {
+      const read = () =>
+        Effect.zip(
+          lockPosition(client, run.organizationId, run.period),
+          Effect.map(
+            query<RunRow>(client, existingStatement, [run.organizationId, run.origin, run.idempotencyKey]),
+            (rows) => rows[0]
+          )
+        )
+      let [position, existing] = yield* read()
+      if (position === undefined) return { outcome: { _tag: "NoOrganization" }, reclaimed: [] } satisfies ExactDecision
+      if (existing !== undefined && existing.input_digest === run.inputDigest) {
+        return { outcome: { _tag: "Replayed", existing }, reclaimed: [] } satisfies ExactDecision
+      }
+      let refusal = decide(position, run, existing)
+      let reclaimed: ReadonlyArray<LeaseRow> = []
+      if (refusal !== undefined && refusal._tag !== "Conflict") {
+        reclaimed = yield* reclaimLeases(client, run.organizationId)
+        if (reclaimed.length > 0) {
+          ;[position, existing] = yield* read()
+          refusal = decide(position!, run, existing)
+        }
+      }
+      if (refusal !== undefined) return { outcome: refusal, reclaimed }
+      const holdCredit = position!.billing
+      const stored = yield* query(client, insertExact, [
+        run.id,
+        run.organizationId,
+        run.origin,
+        run.idempotencyKey,
+        run.kind,
+        run.inputDigest,
+        run.period,
+        run.holdMicros,
+        run.holdTokens,
+        holdCredit,
+        run.deadlineAt,
+        run.createdAt,
+        run.holder
+      ])
+      if (stored.length > 0) return { outcome: { _tag: "Stored", holdCredit }, reclaimed }
+      const [owner] = yield* query<RunRow>(client, existingStatement, [run.organizationId, run.origin, run.idempotencyKey])
+      const outcome: ExactOutcome = owner !== undefined && owner.input_digest === run.inputDigest
+        ? { _tag: "Replayed", existing: owner }
+        : { _tag: "Conflict" }
+      return { outcome, reclaimed }
+    }))

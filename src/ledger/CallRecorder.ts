@@ -1,0 +1,99 @@
+/**
+ * Ledger entries of runs still reading. A run's calls are stored by the transaction that settles it; a call a run
+ * still reading learned of `EarlyRecordDelayMs` ago is stored now, unbilled, so the ledger, the run's usage and the
+ * rollup's `unsettled_micros` show calls already answered (decisions.md, Precise rules), and a sweeper can bill them
+ * should the run's process die. Most runs settle within that delay and cost no extra write. Entries are keyed by run
+ * and call index, so a call stored early and again at settlement is stored once (and billed once, by settlement). A
+ * run settles only after its early writes have ended. Early writes are batched across runs, with an asynchronous
+ * commit (settlement's synchronous commit flushes them).
+ */
+import { Context, Effect, Exit, Fiber, Layer, Runtime } from "effect"
+import { PgPools } from "../db/PgPool.js"
+import { makeBatcher } from "./Batcher.js"
+import { query, type Statement } from "./LedgerSql.js"
+import { type LedgerCall, ledgerRows } from "./RunRecord.js"
+
+/** How long an answered call of a run still in flight waits before it is stored on its own. */
+export const EarlyRecordDelayMs = 200
+
+const recordStatement: Statement = {
+  name: "ledger_record_early",
+  text: `INSERT INTO ledger_entries (organization_id, run_id, call_index, retry_ordinal, provider, model_id,
+      provider_request_id, status, input_tokens, output_tokens, cost_micros, created_at, billed)
+    SELECT c.organization_id, c.run_id, c.call_index, c.retry_ordinal, c.provider, c.model_id, c.provider_request_id,
+      c.status, c.input_tokens, c.output_tokens, c.cost_micros, c.created_at, false
+    FROM json_to_recordset($1::json) AS c(organization_id text, run_id uuid, call_index integer,
+      retry_ordinal integer, provider text, model_id text, provider_request_id text, status text,
+      input_tokens bigint, output_tokens bigint, cost_micros bigint, created_at timestamptz)
+    ORDER BY c.run_id, c.call_index
+    ON CONFLICT (run_id, call_index) DO NOTHING`
+}
+
+/** One run's early recording: told of calls as they are answered; stopped before the run settles. */
+export interface EarlyRecording {
+  readonly add: (calls: ReadonlyArray<LedgerCall>) => void
+  /** Drops what was not written yet (settlement writes it) and waits for writes under way. */
+  readonly stop: Effect.Effect<void>
+}
+
+/** The early recorder's operations. */
+export interface CallRecorderService {
+  /** Stores calls of a run still in flight now, unbilled (a failure is left to settlement, which stores them too). */
+  readonly record: (organizationId: string, calls: ReadonlyArray<LedgerCall>) => Effect.Effect<void>
+  /** Early recording for one run. */
+  readonly forRun: (organizationId: string) => EarlyRecording
+}
+
+const make = Effect.gen(function*() {
+  const { asyncCommit } = yield* PgPools
+  const runtime = yield* Effect.runtime<never>()
+
+  const recordBatch = (groups: ReadonlyArray<{ readonly organizationId: string; readonly calls: ReadonlyArray<LedgerCall> }>) =>
+    Effect.as(
+      query(asyncCommit, recordStatement, [JSON.stringify(groups.flatMap((group) =>
+        ledgerRows(group.calls).map((row) => ({ ...row, organization_id: group.organizationId }))))]),
+      groups.map(() => Exit.void)
+    )
+
+  const batcher = yield* makeBatcher(recordBatch, { maxBatch: 128, maxInFlight: 1 })
+
+  const record = (organizationId: string, calls: ReadonlyArray<LedgerCall>) =>
+    batcher.submit({ organizationId, calls }).pipe(
+      Effect.catchAll((error) => Effect.logDebug("answered calls will be stored at settlement", error))
+    )
+
+  return CallRecorder.of({
+    record,
+    forRun: (organizationId) => {
+      let waiting: Array<LedgerCall> = []
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const writing = new Set<Fiber.RuntimeFiber<void>>()
+      const flush = () => {
+        timer = undefined
+        const calls = waiting
+        waiting = []
+        const fiber = Runtime.runFork(runtime)(record(organizationId, calls))
+        writing.add(fiber)
+        fiber.addObserver(() => writing.delete(fiber))
+      }
+      return {
+        add: (calls) => {
+          waiting.push(...calls)
+          if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
+        },
+        stop: Effect.suspend(() => {
+          if (timer !== undefined) clearTimeout(timer)
+          timer = undefined
+          waiting = []
+          return writing.size === 0 ? Effect.void : Fiber.awaitAll([...writing]).pipe(Effect.asVoid)
+        })
+      }
+    }
+  })
+})
+
+/** Early ledger entries of runs in flight. */
+export class CallRecorder extends Context.Tag("CallRecorder")<CallRecorder, CallRecorderService>() {
+  /** The recorder over the asynchronous-commit pool. */
+  static readonly layer = Layer.effect(CallRecorder, make)
+}

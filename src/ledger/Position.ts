@@ -1,0 +1,109 @@
+/**
+ * An organization's money position, read while holding its account row (the organization's lock): billing, balance,
+ * limits, what one month has settled, and what is escrowed, i.e. committed but not yet settled: the leases' slices
+ * (every holder's, used or not) and the holds of runs admitted outside a slice. The escrow rule of the whole ledger is
+ * that escrowed credit never exceeds the balance and settled + escrowed spend and tokens never exceed their limits;
+ * every change that takes from what is free (a lease grant, an admission outside a lease) is decided here.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type pg from "pg"
+import { query, type Statement } from "./LedgerSql.js"
+
+/** An organization's position for one period. */
+export interface Position {
+  readonly billing: boolean
+  readonly balance: number
+  readonly creditEscrowed: number
+  readonly spendLimit: number | null
+  readonly tokenLimit: number | null
+  readonly spendSettled: number
+  readonly tokensSettled: number
+  readonly spendEscrowed: number
+  readonly tokensEscrowed: number
+}
+
+/** Credit not escrowed (with billing on): what a new lease or an admission outside a lease may take. */
+export const creditFree = (position: Position): number => position.balance - position.creditEscrowed
+
+/** Spend quota not settled or escrowed; unlimited without a limit. */
+export const spendFree = (position: Position): number =>
+  position.spendLimit === null ? Number.POSITIVE_INFINITY : position.spendLimit - position.spendSettled - position.spendEscrowed
+
+/** Token quota not settled or escrowed; unlimited without a limit. */
+export const tokensFree = (position: Position): number =>
+  position.tokenLimit === null ? Number.POSITIVE_INFINITY : position.tokenLimit - position.tokensSettled - position.tokensEscrowed
+
+const openAccount: Statement = {
+  name: "ledger_open_account",
+  text: "INSERT INTO credit_accounts (organization_id) SELECT id FROM organizations WHERE id = $1 ON CONFLICT DO NOTHING"
+}
+
+// A run holds against a slice only in the dimensions the slice limits (billing, a spend or token limit); its other
+// holds are escrowed here as if it had been admitted outside any lease, so a limit set while it runs still counts it.
+const positionStatement: Statement = {
+  name: "ledger_position",
+  text: `SELECT o.billing_enabled AS billing, a.balance_micros AS balance,
+      l.period_spend_limit_micros AS spend_limit, l.period_token_limit AS token_limit,
+      COALESCE(p.spend_settled_micros, 0) AS spend_settled, COALESCE(p.tokens_settled, 0) AS tokens_settled,
+      (COALESCE((SELECT sum(credit_micros) FROM ledger_leases WHERE organization_id = $1), 0) +
+        COALESCE((SELECT sum(r.hold_micros) FROM runs r LEFT JOIN ledger_leases x ON x.id = r.lease_id
+          WHERE r.organization_id = $1 AND r.held AND r.hold_credit AND (x.id IS NULL OR NOT x.billing)), 0))::bigint AS credit_escrowed,
+      (COALESCE((SELECT sum(spend_micros) FROM ledger_leases WHERE organization_id = $1 AND period = $2::date), 0) +
+        COALESCE((SELECT sum(r.hold_micros) FROM runs r LEFT JOIN ledger_leases x ON x.id = r.lease_id
+          WHERE r.organization_id = $1 AND r.held AND r.period = $2::date AND (x.id IS NULL OR NOT x.spend_limited)), 0))::bigint AS spend_escrowed,
+      (COALESCE((SELECT sum(tokens) FROM ledger_leases WHERE organization_id = $1 AND period = $2::date), 0) +
+        COALESCE((SELECT sum(r.hold_tokens) FROM runs r LEFT JOIN ledger_leases x ON x.id = r.lease_id
+          WHERE r.organization_id = $1 AND r.held AND r.period = $2::date AND (x.id IS NULL OR NOT x.tokens_limited)), 0))::bigint AS tokens_escrowed
+    FROM organizations o JOIN credit_accounts a ON a.organization_id = o.id
+    LEFT JOIN quota_limits l ON l.organization_id = o.id
+    LEFT JOIN quota_periods p ON p.organization_id = o.id AND p.period = $2::date
+    WHERE o.id = $1`
+}
+
+/** Locks an organization's account row: the organization's lock (inside the caller's transaction). */
+export const lockAccount: Statement = {
+  name: "ledger_lock_account",
+  text: "SELECT 1 FROM credit_accounts WHERE organization_id = $1 FOR UPDATE"
+}
+
+interface PositionRow {
+  readonly billing: boolean
+  readonly balance: number
+  readonly spend_limit: number | null
+  readonly token_limit: number | null
+  readonly spend_settled: number
+  readonly tokens_settled: number
+  readonly credit_escrowed: number
+  readonly spend_escrowed: number
+  readonly tokens_escrowed: number
+}
+
+/**
+ * Locks the organization's account row (opening it if it has none) and reads its position for `period`, inside the
+ * caller's transaction; none when the organization does not exist.
+ */
+export const lockPosition = (
+  client: pg.PoolClient,
+  organizationId: string,
+  period: string
+): Effect.Effect<Position | undefined, SqlError> =>
+  Effect.gen(function*() {
+    yield* query(client, openAccount, [organizationId])
+    // The lock first, the read after it: under READ COMMITTED a statement reads the snapshot it started with, so
+    // sums read by the statement that waited for the lock would miss what the previous holder committed.
+    yield* query(client, lockAccount, [organizationId])
+    const [row] = yield* query<PositionRow>(client, positionStatement, [organizationId, period])
+    if (row === undefined) return undefined
+    return {
+      billing: row.billing,
+      balance: row.balance,
+      creditEscrowed: row.credit_escrowed,
+      spendLimit: row.spend_limit,
+      tokenLimit: row.token_limit,
+      spendSettled: row.spend_settled,
+      tokensSettled: row.tokens_settled,
+      spendEscrowed: row.spend_escrowed,
+      tokensEscrowed: row.tokens_escrowed
+    }
+  })

@@ -1,0 +1,131 @@
+/**
+ * Period quotas: an organization's optional limits on spend and tokens per UTC calendar month (`quota_limits`) and,
+ * per month, the spend and tokens settled (`quota_periods`). A run reserves its whole spend ceiling and its token
+ * reservation in the month of its admission until it settles; the rule (spec, Period quotas) is that settled +
+ * reserved + the run's ask stays within each limit, where reserved counts the leases' quota slices and the holds of
+ * runs admitted outside any slice (`reserve`). Settling commits a run's billed spend and tokens to its month
+ * (`commitStatement`); what a lease slice held is released by the lease (Leases.ts).
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer } from "effect"
+import type { Statement } from "./LedgerSql.js"
+import { revokeLeases } from "./Leases.js"
+import type { Position } from "./Position.js"
+
+/** An organization's limits and one month's counters, as `GET /v1/quota` shows them. */
+export interface QuotaState {
+  readonly spendLimitMicros: number | null
+  readonly tokenLimit: number | null
+  readonly spendSettledMicros: number
+  readonly spendReservedMicros: number
+  readonly tokensSettled: number
+  readonly tokensReserved: number
+}
+
+/** The first day of a date's UTC month, as `YYYY-MM-01`. */
+export const periodOf = (date: Date): string => `${date.toISOString().slice(0, 7)}-01`
+
+/** Why the quota cannot hold a run: which limit, and the numbers a refusal names (spec, Period quotas). */
+export interface QuotaRefusal {
+  readonly quota: "spend" | "tokens"
+  readonly limit: number
+  readonly used: number
+  readonly held: number
+  readonly asked: number
+}
+
+/**
+ * The quota's rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under the
+ * organization's lock: undefined when it fits, else the first limit it would pass (spend before tokens).
+ */
+export const reserve = (position: Position, ask: { readonly micros: number; readonly tokens: number }): QuotaRefusal | undefined => {
+  if (position.spendLimit !== null && position.spendSettled + position.spendEscrowed + ask.micros > position.spendLimit) {
+    return { quota: "spend", limit: position.spendLimit, used: position.spendSettled, held: position.spendEscrowed, asked: ask.micros }
+  }
+  if (position.tokenLimit !== null && position.tokensSettled + position.tokensEscrowed + ask.tokens > position.tokenLimit) {
+    return { quota: "tokens", limit: position.tokenLimit, used: position.tokensSettled, held: position.tokensEscrowed, asked: ask.tokens }
+  }
+  return undefined
+}
+
+/**
+ * Settlement's part (a fragment of the settlement statement, over its `moves`: one row per run with the spend and
+ * tokens billed now): each month's settled counters grow by what its runs billed.
+ */
+export const commitStatement = `
+  periods AS (
+    INSERT INTO quota_periods AS q (organization_id, period, spend_settled_micros, tokens_settled)
+    SELECT organization_id, period, sum(cost), sum(tokens) FROM moves
+    GROUP BY organization_id, period HAVING sum(cost) <> 0 OR sum(tokens) <> 0
+    ORDER BY organization_id, period
+    ON CONFLICT (organization_id, period) DO UPDATE
+      SET spend_settled_micros = q.spend_settled_micros + excluded.spend_settled_micros,
+          tokens_settled = q.tokens_settled + excluded.tokens_settled
+  )`
+
+const readStatement: Statement = {
+  name: "quota_read",
+  text: `SELECT l.period_spend_limit_micros AS spend_limit, l.period_token_limit AS token_limit,
+      COALESCE(p.spend_settled_micros, 0) AS spend_settled, COALESCE(p.tokens_settled, 0) AS tokens_settled,
+      COALESCE((SELECT sum(hold_micros) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS spend_reserved,
+      COALESCE((SELECT sum(hold_tokens) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS tokens_reserved
+    FROM (SELECT $1::text AS organization_id) o
+    LEFT JOIN quota_limits l ON l.organization_id = o.organization_id
+    LEFT JOIN quota_periods p ON p.organization_id = o.organization_id AND p.period = $2::date`
+}
+
+/** The quota ledger's operations. */
+export interface QuotaLedgerService {
+  /** The limits, one month's settled counters and the holds of runs in flight that month (not the leases). */
+  readonly read: (organizationId: string, period: string) => Effect.Effect<QuotaState, SqlError>
+  /**
+   * Sets or clears the limits (null: none) and revokes the organization's leases, so every process admits under
+   * the new limits from its next run on.
+   */
+  readonly setLimits: (
+    organizationId: string,
+    limits: { readonly spendLimitMicros: number | null; readonly tokenLimit: number | null }
+  ) => Effect.Effect<void, SqlError>
+}
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return QuotaLedger.of({
+    read: (organizationId, period) =>
+      Effect.map(
+        sql.unsafe<{
+          spend_limit: number | null
+          token_limit: number | null
+          spend_settled: number
+          tokens_settled: number
+          spend_reserved: number
+          tokens_reserved: number
+        }>(readStatement.text, [organizationId, period]),
+        ([row]): QuotaState => ({
+          spendLimitMicros: row?.spend_limit ?? null,
+          tokenLimit: row?.token_limit ?? null,
+          spendSettledMicros: row?.spend_settled ?? 0,
+          spendReservedMicros: row?.spend_reserved ?? 0,
+          tokensSettled: row?.tokens_settled ?? 0,
+          tokensReserved: row?.tokens_reserved ?? 0
+        })
+      ),
+    setLimits: (organizationId, limits) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${organizationId} FOR UPDATE`
+        yield* sql`INSERT INTO quota_limits (organization_id, period_spend_limit_micros, period_token_limit)
+          VALUES (${organizationId}, ${limits.spendLimitMicros}, ${limits.tokenLimit})
+          ON CONFLICT (organization_id) DO UPDATE
+            SET period_spend_limit_micros = excluded.period_spend_limit_micros,
+                period_token_limit = excluded.period_token_limit`
+        yield* sql.unsafe(revokeLeases.text, [organizationId])
+      }))
+  })
+})
+
+/** Period quotas. */
+export class QuotaLedger extends Context.Tag("QuotaLedger")<QuotaLedger, QuotaLedgerService>() {
+  /** The ledger over the SQL client. */
+  static readonly layer = Layer.effect(QuotaLedger, make)
+}

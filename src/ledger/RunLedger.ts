@@ -1,0 +1,306 @@
+/**
+ * The money of runs (decisions.md, Precise rules; docs/ledger.md): `admit` holds a run's spend ceiling and token
+ * reservation against the period quota (QuotaLedger) and, with billing on, against credit (CreditStore) before the
+ * model is called; `settle` bills its calls, captures their cost and releases the rest, in the run's one synchronous
+ * commit; `sweep` (Sweeper.ts) settles the runs of processes that died. Admission takes from this process's leased
+ * slices in memory (Escrow) and stores the run with an asynchronous commit, PostgreSQL re-checking the slice; a run
+ * no slice covers is admitted the exact way under the organization's lock. Slices are topped up in the background
+ * from the organization's recent rate, returned when idle and on shutdown, and come back on their own (Holder.ts)
+ * when a process dies.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Exit, Layer, Runtime, Schedule } from "effect"
+import {
+  DatabaseUnavailable,
+  DeadlineExceeded,
+  IdempotencyConflict,
+  InsufficientCredits,
+  OrganizationSpendQuotaExhausted,
+  OrganizationTokenQuotaExhausted
+} from "../../schema/Errors.js"
+import { PgPools } from "../db/PgPool.js"
+import { unavailableOrDie } from "../db/Unavailable.js"
+import { uuidFromHex, uuidv7Hex } from "../Ids.js"
+import { admitExact, type ExactOutcome, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
+import { makeBatcher } from "./Batcher.js"
+import { Escrow, type Needs, type Reservation } from "./Escrow.js"
+import { LedgerHolder } from "./Holder.js"
+import { grantLease, returnLeases } from "./Leases.js"
+import { periodOf } from "./QuotaLedger.js"
+import type { RunOrigin, RunRow } from "./RunRecord.js"
+import type { RunEnd } from "./Settlement.js"
+import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
+
+/** A run asking to be admitted. */
+export interface AdmissionRequest {
+  readonly organizationId: string
+  readonly origin: RunOrigin
+  readonly idempotencyKey: string
+  readonly kind: "decision" | "verdict"
+  readonly inputDigest: string
+  /** The spend ceiling it holds (spec, Limits). */
+  readonly holdMicros: number
+  readonly holdTokens: number
+  /** When the run's deadline passes (epoch milliseconds). */
+  readonly deadline: number
+}
+
+/** An admitted run, stored `pending` with its holds: what settling it needs. */
+export interface AdmittedRun {
+  readonly pending: PendingRun
+  readonly holdCredit: boolean
+  readonly reservation: Reservation | undefined
+}
+
+/** What admission decided. */
+export type AdmissionOutcome =
+  | { readonly _tag: "Admitted"; readonly run: AdmittedRun }
+  | { readonly _tag: "Replayed"; readonly run: RunRow }
+
+/** Why admission refused a run. */
+export type AdmissionError =
+  | OrganizationSpendQuotaExhausted
+  | OrganizationTokenQuotaExhausted
+  | IdempotencyConflict
+  | InsufficientCredits
+  | DeadlineExceeded
+  | DatabaseUnavailable
+
+/** The account after a settlement, for what follows it (auto-recharge). */
+export interface SettlementResult {
+  readonly balanceMicros: number | null
+  /** The balance is under the organization's auto-recharge threshold and a recharge may run. */
+  readonly rechargeDue: boolean
+  /** The time recorded as the run's `settled_at` (when it left `pending`). */
+  readonly settledAt: Date
+  /** The end stored: the caller's, or the failure it yielded to at its deadline. */
+  readonly end: RunEnd
+  /** PostgreSQL refused the caller's end: the run was stored failed, without its output, its calls billed. */
+  readonly refused: boolean
+}
+
+/** A run's settlement under way. */
+export interface Settling {
+  /** Completes once the settlement has committed (retried while the database is unreachable). */
+  readonly committed: Effect.Effect<SettlementResult>
+  /** See `SettlementTicket.yieldTo`. */
+  readonly yieldTo: SettlementTicket["yieldTo"]
+}
+
+/** What runs after each settlement that moved money (auto-recharge); a declared dependency of the ledger. */
+export class AfterSettlement extends Context.Tag("AfterSettlement")<
+  AfterSettlement,
+  (organizationId: string, result: SettlementResult) => Effect.Effect<void>
+>() {
+  /** Nothing after settlements (the operator CLI, tests of the ledger alone). */
+  static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
+}
+
+/** How long a slice may go unused before it is returned. */
+export const IdleLeaseSeconds = 15
+
+const conflict = (key: string) =>
+  new IdempotencyConflict({ message: `idempotency key ${JSON.stringify(key)} was used with a different body` })
+
+const refusal = (outcome: Exclude<ExactOutcome, { _tag: "Stored" | "Replayed" | "NoOrganization" }>, key: string) => {
+  switch (outcome._tag) {
+    case "Conflict":
+      return conflict(key)
+    case "Quota": {
+      const { asked, held, limit, quota, used } = outcome.refusal
+      return quota === "spend"
+        ? new OrganizationSpendQuotaExhausted({
+          message: `period spend quota: limit ${limit} micro-USD, used ${used}, held ${held}, this run asks for ${asked}`
+        })
+        : new OrganizationTokenQuotaExhausted({
+          message: `period token quota: limit ${limit} tokens, used ${used}, held ${held}, this run asks for ${asked}`
+        })
+    }
+    case "Credit":
+      return new InsufficientCredits({
+        message: `available credit of ${Math.max(0, outcome.refusal.available)} micro-USD cannot hold the run's ` +
+          `ceiling of ${outcome.refusal.asked}; add credit and send the request again`
+      })
+  }
+}
+
+/** Who a run is, as settlement needs it (to find it, or to store it again). */
+const settlementIdentity = (run: PendingRun, holdCredit: boolean) => ({
+  id: run.id,
+  organizationId: run.organizationId,
+  origin: run.origin,
+  idempotencyKey: run.idempotencyKey,
+  kind: run.kind,
+  inputDigest: run.inputDigest,
+  period: run.period,
+  holdCredit,
+  createdAt: run.createdAt,
+  deadlineAt: run.deadlineAt,
+  holder: run.holder
+})
+
+/** The run ledger's operations. */
+export interface RunLedgerService {
+  /** Admits a run or explains why not (or replays the run its key already owns). */
+  readonly admit: (request: AdmissionRequest) => Effect.Effect<AdmissionOutcome, AdmissionError>
+  /** Starts settling an admitted run with its end; see `Settling`. */
+  readonly settle: (run: AdmittedRun, end: RunEnd) => Settling
+}
+
+const make = Effect.gen(function*() {
+  const pools = yield* PgPools
+  const holder = yield* LedgerHolder
+  const after = yield* AfterSettlement
+  const runtime = yield* Effect.runtime<never>()
+  const fork = Runtime.runFork(runtime)
+  const escrow = new Escrow()
+  holder.onReregistered(() => escrow.retireAll())
+
+  const unavailable = (error: SqlError) => unavailableOrDie(error)
+
+  const fastBatcher = yield* makeBatcher(
+    (batch: ReadonlyArray<FastRequest>) =>
+      Effect.map(storeFast(pools.asyncCommit, holder.id(), batch), ({ leases, outcomes }) => {
+        for (const lease of leases) escrow.observe(lease)
+        return outcomes.map((outcome) => Exit.succeed(outcome))
+      }),
+    { maxBatch: 128, maxInFlight: 2 }
+  )
+
+  const toppingUp = new Set<string>()
+  const topUp = (organizationId: string, period: string, ceiling: number) => {
+    if (toppingUp.has(organizationId) || !escrow.wantsTopUp(organizationId, period, ceiling)) return
+    toppingUp.add(organizationId)
+    fork(
+      grantLease(pools.main, holder.id(), organizationId, period, escrow.target(organizationId, ceiling)).pipe(
+        Effect.tap((lease) => Effect.sync(() => lease !== undefined && escrow.observe(lease))),
+        Effect.catchAll((error) => Effect.logWarning("could not top up a lease", error.message)),
+        Effect.ensuring(Effect.sync(() => toppingUp.delete(organizationId)))
+      )
+    )
+  }
+
+  const queue = makeSettlementQueue(pools.main, { maxBatch: 128, maxInFlight: 2 }, runtime)
+
+  /**
+   * Admission failed for want of the database, perhaps after its statement committed: the run may be stored and
+   * holding with no one to settle it. It is settled `pending` (holds released, nothing billed) once the database
+   * answers again; a run that was never stored is left alone (nothing is stored again).
+   */
+  const reconcile = (run: PendingRun, holdCredit: boolean) =>
+    Effect.sync(() => {
+      queue.submit({
+        ...settlementIdentity(run, holdCredit),
+        recreate: false,
+        end: { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] }
+      })
+    })
+
+  const exact = (run: PendingRun): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+    Effect.gen(function*() {
+      const decision = yield* Effect.catchAll(
+        admitExact(pools.asyncCommit, run),
+        (error) => Effect.zipRight(reconcile(run, false), unavailable(error))
+      )
+      for (const lease of decision.reclaimed) escrow.observe(lease)
+      const outcome = decision.outcome
+      switch (outcome._tag) {
+        case "Stored":
+          return { _tag: "Admitted", run: { pending: run, holdCredit: outcome.holdCredit, reservation: undefined } } as const
+        case "Replayed":
+          return { _tag: "Replayed", run: outcome.existing } as const
+        case "NoOrganization":
+          return yield* Effect.dieMessage(`no organization ${run.organizationId}`)
+        default:
+          return yield* Effect.fail(refusal(outcome, run.idempotencyKey))
+      }
+    })
+
+  const fast = (run: PendingRun, reservation: Reservation): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+    Effect.gen(function*() {
+      const outcome: FastOutcome = yield* Effect.catchAll(fastBatcher.submit({ run, reservation }), (error) => {
+        escrow.release(reservation)
+        return Effect.zipRight(reconcile(run, reservation.holdCredit), unavailable(error as SqlError))
+      })
+      if (outcome._tag === "Stored") {
+        return { _tag: "Admitted", run: { pending: run, holdCredit: reservation.holdCredit, reservation } } as const
+      }
+      escrow.release(reservation)
+      if (outcome._tag === "LeaseShort") return yield* exact(run)
+      const existing = outcome._tag === "KeyUsed"
+        ? outcome.existing
+        : yield* Effect.catchAll(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
+      if (existing !== undefined && existing.input_digest === run.inputDigest) return { _tag: "Replayed", run: existing } as const
+      // Another body under the key is a conflict only once the quota is known to cover the run (429 comes first),
+      // which a slice that may have been revoked cannot tell: the exact way decides.
+      return yield* exact(run)
+    })
+
+
+  yield* Effect.addFinalizer(() =>
+    returnLeases(pools.main, holder.id()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+  )
+  yield* Effect.suspend(() => {
+    const idle = escrow.takeIdle(Date.now() - IdleLeaseSeconds * 1000)
+    return idle.length === 0 ? Effect.void : returnLeases(pools.main, holder.id(), idle)
+  }).pipe(
+    Effect.catchAll((error) => Effect.logWarning("could not return idle leases", error.message)),
+    Effect.repeat(Schedule.spaced(`${IdleLeaseSeconds} seconds`)),
+    Effect.forkScoped
+  )
+
+  return RunLedger.of({
+    admit: (request) =>
+      Effect.suspend((): Effect.Effect<AdmissionOutcome, AdmissionError> => {
+        const now = Date.now()
+        if (request.deadline <= now) {
+          return Effect.fail(new DeadlineExceeded({ message: "the run's deadline passed before it could be admitted" }))
+        }
+        const period = periodOf(new Date(now))
+        const run: PendingRun = {
+          id: uuidFromHex(uuidv7Hex(now)),
+          organizationId: request.organizationId,
+          origin: request.origin,
+          idempotencyKey: request.idempotencyKey,
+          kind: request.kind,
+          inputDigest: request.inputDigest,
+          period,
+          holdMicros: request.holdMicros,
+          holdTokens: request.holdTokens,
+          createdAt: new Date(now),
+          deadlineAt: new Date(request.deadline),
+          holder: holder.id()
+        }
+        const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
+        escrow.noteAdmission(request.organizationId, needs, now)
+        const reservation = escrow.reserve(request.organizationId, period, needs)
+        topUp(request.organizationId, period, request.holdMicros)
+        return reservation === undefined ? exact(run) : fast(run, reservation)
+      }),
+    settle: (run, end) => {
+      const ticket = queue.submit({ ...settlementIdentity(run.pending, run.holdCredit), recreate: true, end })
+      return {
+        yieldTo: ticket.yieldTo,
+        committed: Effect.flatMap(ticket.committed, (settled) => {
+          for (const lease of settled.batch.leases) escrow.observe(lease)
+          if (run.reservation !== undefined) escrow.release(run.reservation)
+          const account = settled.batch.accounts.find((row) => row.organization_id === run.pending.organizationId)
+          const result: SettlementResult = {
+            balanceMicros: account?.balance_micros ?? null,
+            rechargeDue: account?.recharge_due ?? false,
+            settledAt: settled.batch.settledAt,
+            end: settled.end,
+            refused: settled.refused
+          }
+          return Effect.as(result.rechargeDue ? after(run.pending.organizationId, result) : Effect.void, result)
+        })
+      }
+    }
+  })
+})
+
+/** The run ledger. */
+export class RunLedger extends Context.Tag("RunLedger")<RunLedger, RunLedgerService>() {
+  /** The ledger over the raw pools, this process's holder and what follows settlements. */
+  static readonly layer = Layer.scoped(RunLedger, make)
+}

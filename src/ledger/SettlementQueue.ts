@@ -1,0 +1,171 @@
+/**
+ * The queue in front of settlement. Runs ending at about the same time share one transaction (group commit: at one
+ * in flight a run waits for nothing; under load it pays a share of a commit). A batch PostgreSQL refuses for its data
+ * is split, each run settled alone at once, so one bad run never fails or holds up the others; a run refused alone is
+ * settled again as `failed` with its calls (their upstream request ids dropped) so its cost is still billed. A batch
+ * that fails because the database is unreachable is retried with backoff until it commits: the calls happened and
+ * must be billed. Until a run's settlement is being attempted, its end may still be changed (`yieldTo`), so a caller
+ * answered with a failure at the deadline never finds the run stored completed.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Deferred, Effect, FiberId, Runtime } from "effect"
+import type pg from "pg"
+import { isDataError } from "../db/Unavailable.js"
+import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
+
+/** What became of one run's settlement. */
+export interface Settled {
+  /** The run's row was found (or stored again) and settled. */
+  readonly stored: boolean
+  /** The end that was stored (the caller's, the one it yielded to, or the failure PostgreSQL left it). */
+  readonly end: RunEnd
+  /** PostgreSQL refused the run's own end: it was stored failed without its output. */
+  readonly refused: boolean
+  readonly batch: BatchResult
+}
+
+/** A run waiting to settle. */
+export interface SettlementTicket {
+  /** Completes once the run's settlement has committed (never fails: it is retried until it commits). */
+  readonly committed: Effect.Effect<Settled>
+  /**
+   * Replaces the run's end with `fallback` if no settlement of it is being attempted now, and says so; false when an
+   * attempt is under way (which may still store the original end: wait for `committed`).
+   */
+  readonly yieldTo: (fallback: RunEnd) => boolean
+}
+
+interface Item {
+  input: SettlementInput
+  state: "queued" | "waiting" | "attempting" | "done"
+  attempts: number
+  alone: boolean
+  degraded: boolean
+  readonly deferred: Deferred.Deferred<Settled>
+}
+
+/** The most a backoff waits between attempts while the database is unreachable. */
+export const MaxRetryDelayMs = 2_000
+
+/** A run refused alone for its data: stored failed, without its output and its upstream request ids. */
+const degrade = (end: RunEnd): RunEnd => ({
+  state: end.calls.some((call) => call.status === "succeeded") ? "failed" : "pending",
+  output: null,
+  outputDigest: null,
+  errorCode: "internal_error",
+  errorMessage: "the run's outcome could not be stored",
+  calls: end.calls.map((call) => ({ ...call, providerRequestId: null }))
+})
+
+/** A settlement queue over `pool` (whose commits are synchronous). */
+export const makeSettlementQueue = (
+  pool: pg.Pool,
+  options: { readonly maxBatch: number; readonly maxInFlight: number },
+  runtime: Runtime.Runtime<never>
+) => {
+  const fork = Runtime.runFork(runtime)
+  const queue: Array<Item> = []
+  let running = 0
+
+  const finish = (item: Item, stored: boolean, batch: BatchResult) => {
+    item.state = "done"
+    Deferred.unsafeDone(item.deferred, Effect.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
+  }
+
+  const retryLater = (item: Item) => {
+    item.state = "waiting"
+    item.attempts += 1
+    const delay = Math.min(MaxRetryDelayMs, 100 * 2 ** Math.min(item.attempts, 10))
+    setTimeout(() => {
+      item.state = "queued"
+      queue.push(item)
+      kick()
+    }, delay).unref?.()
+  }
+
+  const failed = (batch: ReadonlyArray<Item>, error: SqlError) =>
+    Effect.gen(function*() {
+      if (!isDataError(error)) {
+        yield* Effect.logWarning(`settlement of ${batch.length} runs failed; retrying`, error.message)
+        for (const item of batch) retryLater(item)
+        return
+      }
+      if (batch.length > 1) {
+        for (const item of batch) {
+          item.alone = true
+          item.state = "queued"
+        }
+        queue.unshift(...batch)
+        return
+      }
+      const item = batch[0]!
+      yield* Effect.logError(`PostgreSQL refused the settlement of run ${item.input.id}`, error.cause)
+      if (item.degraded) {
+        finish(item, false, { settled: new Set(), leases: [], accounts: [], settledAt: new Date() })
+        return
+      }
+      item.degraded = true
+      item.input = { ...item.input, end: degrade(item.input.end) }
+      item.state = "queued"
+      queue.unshift(item)
+    })
+
+  const take = (): Array<Item> => {
+    const first = queue[0]
+    if (first === undefined) return []
+    if (first.alone) return queue.splice(0, 1)
+    const batch: Array<Item> = []
+    while (batch.length < options.maxBatch && queue.length > 0 && !queue[0]!.alone) batch.push(queue.shift()!)
+    return batch
+  }
+
+  const drain: Effect.Effect<void> = Effect.suspend(() => {
+    const batch = take()
+    if (batch.length === 0) {
+      running--
+      return Effect.void
+    }
+    for (const item of batch) item.state = "attempting"
+    return settleBatch(pool, batch.map((item) => item.input)).pipe(
+      Effect.matchEffect({
+        onFailure: (error) => failed(batch, error),
+        onSuccess: (result) =>
+          Effect.sync(() => {
+            for (const item of batch) finish(item, result.settled.has(item.input.id), result)
+          })
+      }),
+      Effect.zipRight(drain)
+    )
+  })
+
+  const kick = () => {
+    while (running < options.maxInFlight && queue.length > 0) {
+      running++
+      fork(drain)
+    }
+  }
+
+  return {
+    /** Queues a run's settlement. */
+    submit: (input: SettlementInput): SettlementTicket => {
+      const item: Item = {
+        input,
+        state: "queued",
+        attempts: 0,
+        alone: false,
+        degraded: false,
+        deferred: Deferred.unsafeMake<Settled>(FiberId.none)
+      }
+      queue.push(item)
+      kick()
+      return {
+        committed: Deferred.await(item.deferred),
+        yieldTo: (fallback) => {
+          if (item.state === "attempting" || item.state === "done") return false
+          item.input = { ...item.input, end: fallback }
+          return true
+        }
+      }
+    }
+  }
+}

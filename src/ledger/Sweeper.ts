@@ -1,0 +1,115 @@
+/**
+ * Settles the runs of processes that died, so nothing stays held for ever. A holder whose heartbeat is older than
+ * the TTL (Holder.ts) is taken for dead, but only by a process itself steady for a whole TTL (an outage every process
+ * shared proves nothing): each of its runs still holding is settled like any other, its calls recorded while it ran
+ * billed (`failed` with `deadline_exceeded` when one was answered, else left `pending`, nothing billed), its leases'
+ * unused parts returned and the leases and the holder forgotten once nothing holds against them. Runs admitted before
+ * holders existed are settled a minute after their deadline. Safe in every process at once: settlement locks
+ * accounts in one order and bills each call once.
+ */
+import { Effect, Layer, Schedule } from "effect"
+import { PgPools } from "../db/PgPool.js"
+import { LedgerHolder } from "./Holder.js"
+import { query, type Statement } from "./LedgerSql.js"
+import { returnLeases } from "./Leases.js"
+import { settleBatch, type SettlementInput } from "./Settlement.js"
+
+/** How long after its deadline a run admitted before holders existed is taken for abandoned. */
+export const AbandonedAfterSeconds = 60
+
+const deadHolders: Statement = {
+  name: "ledger_dead_holders",
+  text: `SELECT id FROM ledger_holders WHERE heartbeat_at < now() - make_interval(secs => $1) AND id <> $2
+    ORDER BY heartbeat_at LIMIT 10`
+}
+
+const runColumns = `id::text, organization_id, origin, idempotency_key, kind, input_digest,
+  to_char(period, 'YYYY-MM-DD') AS period, hold_credit, created_at, deadline_at, holder,
+  EXISTS (SELECT 1 FROM ledger_entries l WHERE l.run_id = runs.id AND l.status = 'succeeded') AS answered`
+
+const runsOfHolder: Statement = {
+  name: "ledger_runs_of_holder",
+  text: `SELECT ${runColumns} FROM runs WHERE holder = $1 AND held LIMIT 200`
+}
+
+const legacyRuns: Statement = {
+  name: "ledger_legacy_runs",
+  text: `SELECT ${runColumns} FROM runs
+    WHERE held AND holder IS NULL AND deadline_at < now() - make_interval(secs => $1) ORDER BY deadline_at LIMIT 200`
+}
+
+const forgetHolder: Statement = {
+  name: "ledger_forget_holder",
+  text: `DELETE FROM ledger_holders h WHERE h.id = $1
+    AND NOT EXISTS (SELECT 1 FROM ledger_leases WHERE holder = $1)
+    AND NOT EXISTS (SELECT 1 FROM runs WHERE holder = $1 AND held)`
+}
+
+interface HeldRun {
+  readonly id: string
+  readonly organization_id: string
+  readonly origin: "runs" | "router"
+  readonly idempotency_key: string
+  readonly kind: "decision" | "verdict"
+  readonly input_digest: string
+  readonly period: string
+  readonly hold_credit: boolean
+  readonly created_at: Date
+  readonly deadline_at: Date
+  readonly holder: string | null
+  readonly answered: boolean
+}
+
+const abandoned = (run: HeldRun): SettlementInput => ({
+  id: run.id,
+  organizationId: run.organization_id,
+  origin: run.origin,
+  idempotencyKey: run.idempotency_key,
+  kind: run.kind,
+  inputDigest: run.input_digest,
+  period: run.period,
+  holdCredit: run.hold_credit,
+  createdAt: run.created_at,
+  deadlineAt: run.deadline_at,
+  holder: run.holder,
+  recreate: false,
+  end: {
+    state: run.answered ? "failed" : "pending",
+    output: null,
+    outputDigest: null,
+    errorCode: run.answered ? "deadline_exceeded" : null,
+    errorMessage: run.answered ? "the run's process stopped before the run settled; its answered calls are billed" : null,
+    calls: []
+  }
+})
+
+/** Settles the runs of dead holders (and abandoned runs without a holder) once; returns how many. */
+export const sweepOnce = Effect.gen(function*() {
+  const { main } = yield* PgPools
+  const holder = yield* LedgerHolder
+  let swept = 0
+  const settle = (runs: ReadonlyArray<HeldRun>) =>
+    runs.length === 0
+      ? Effect.void
+      : Effect.tap(settleBatch(main, runs.map(abandoned)), () => Effect.sync(() => (swept += runs.length)))
+  yield* settle(yield* query<HeldRun>(main, legacyRuns, [AbandonedAfterSeconds]))
+  if (holder.steady()) {
+    for (const { id } of yield* query<{ id: string }>(main, deadHolders, [holder.ttlSeconds, holder.id()])) {
+      yield* settle(yield* query<HeldRun>(main, runsOfHolder, [id]))
+      yield* returnLeases(main, id)
+      yield* query(main, forgetHolder, [id])
+    }
+  }
+  if (swept > 0) yield* Effect.logWarning(`settled ${swept} runs whose process stopped`)
+  return swept
+})
+
+/** The sweeper, three times per lease TTL for the life of the process. */
+export const SweeperLive = Layer.scopedDiscard(
+  Effect.flatMap(LedgerHolder, (holder) =>
+    sweepOnce.pipe(
+      Effect.catchAll((error) => Effect.logWarning("sweeper could not run", error.message)),
+      Effect.repeat(Schedule.spaced((holder.ttlSeconds * 1000) / 3)),
+      Effect.forkScoped
+    ))
+)

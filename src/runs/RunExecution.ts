@@ -1,0 +1,236 @@
+/**
+ * One run from admission to its answer, in the contract's order: admission (RunLedger: quota, idempotency, credit),
+ * the model (never inside a transaction, within the deadline, each answered call recorded as it ends), settlement
+ * (the run's one synchronous commit), then the answer. The deadline answers `504` at most `DeadlineGraceMs` after it
+ * passes, and the run is then stored as the failure the caller was told (never `completed`): before settlement the
+ * run is marked so, while its settlement waits its turn it yields to that failure, and while a settlement attempt is
+ * under way the answer waits for it (it may store the run completed, and the caller then hears so). The work goes on
+ * in its own fiber when the caller goes away, so every run is settled and every answered call billed.
+ */
+import { Effect, Exit, Runtime } from "effect"
+import { DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
+import type { AdmissionError, AdmittedRun, RunLedgerService, Settling } from "../ledger/RunLedger.js"
+import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
+import type { RunEnd } from "../ledger/Settlement.js"
+import type { CallRecorderService } from "../ledger/CallRecorder.js"
+import type { ModelProvider } from "../providers/ModelProvider.js"
+import { outputDigest } from "./Answers.js"
+import { callOccurred, type EngineError, type EngineResult, executeDecisionWith, type IndexedCall } from "./DecisionEngine.js"
+import { SPEND_CEILING_MICROS } from "./Pricing.js"
+import type { RunSpec } from "./RunSpec.js"
+
+/** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
+export interface RunTiming {
+  readonly started: number
+  admitMs?: number
+  upstreamMs?: number
+  settleMs?: number
+}
+
+/** How a run ended, for the caller. */
+export interface RunOutcome {
+  readonly row: RunRow
+  readonly replayed: boolean
+}
+
+/** Anything the work of a run can end with besides a settled run. */
+export type WorkError = AdmissionError | EngineError | NoRouteAvailable | DeadlineExceeded
+
+/** How long after the deadline the caller is answered `504` while the run's work goes on. */
+export const DeadlineGraceMs = 50
+
+/** How often, past the deadline, a settlement attempt under way is looked at again. */
+const RecheckMs = 25
+
+/** What the work of a run needs. */
+export interface RunContext {
+  readonly ledger: RunLedgerService
+  readonly recorder: CallRecorderService
+  readonly provider: ModelProvider["Type"]
+  readonly modelId: string
+  readonly pricePerMtokMicros: number
+}
+
+/** What the deadline and the work share: whether a failure was answered, the settlement once it started. */
+interface Race {
+  answered: boolean
+  settling: Settling | undefined
+  fallback: RunEnd | undefined
+}
+
+const deadlineError = () => new DeadlineExceeded({ message: "the run's deadline passed before it settled" })
+
+/** The failure stored for a run whose caller was answered 504: failed with its answered calls, or still pending. */
+const deadlineEnd = (calls: ReadonlyArray<LedgerCall>): RunEnd => {
+  const error = deadlineError()
+  const answered = calls.some((call) => call.status === "succeeded")
+  return {
+    state: answered ? "failed" : "pending",
+    output: null,
+    outputDigest: null,
+    errorCode: answered ? error._tag : null,
+    errorMessage: answered ? error.message : null,
+    calls
+  }
+}
+
+const ledgerCalls = (context: RunContext, runId: string, calls: ReadonlyArray<IndexedCall>): Array<LedgerCall> =>
+  calls.map((call) => ({
+    runId,
+    callIndex: call.index,
+    retryOrdinal: call.retryOrdinal,
+    provider: context.provider.identity.provider,
+    modelId: context.modelId,
+    providerRequestId: call.providerRequestId,
+    status: call.status,
+    inputTokens: call.inputTokens,
+    outputTokens: call.outputTokens,
+    costMicros: call.costMicros,
+    createdAt: call.at
+  }))
+
+/** The end of a run the engine finished (or stopped). */
+const engineEnd = (context: RunContext, runId: string, result: EngineResult): { end: RunEnd; error: EngineError | null } => {
+  const calls = ledgerCalls(context, runId, result.calls)
+  if (result.error === null) {
+    const skipped = Object.keys(result.skipped).length === 0 ? {} : { skipped: result.skipped }
+    const output = { decision: { model: context.modelId, answers: result.answers, ...skipped } }
+    return {
+      end: { state: "completed", output, outputDigest: outputDigest(output), errorCode: null, errorMessage: null, calls },
+      error: null
+    }
+  }
+  const state = callOccurred(result) ? "failed" : "pending"
+  const stored = state === "failed" ? result.error : null
+  return {
+    end: { state, output: null, outputDigest: null, errorCode: stored?._tag ?? null, errorMessage: stored?.message ?? null, calls },
+    error: result.error
+  }
+}
+
+/** The stored run as settlement left it, for the caller (what a `GET` of it would show). */
+const settledRow = (run: AdmittedRun, spec: RunSpec, end: RunEnd, settledAt: Date): RunRow => ({
+  id: run.pending.id,
+  organization_id: run.pending.organizationId,
+  origin: run.pending.origin,
+  idempotency_key: run.pending.idempotencyKey,
+  kind: spec.kind,
+  input_digest: spec.inputDigest,
+  hold_micros: SPEND_CEILING_MICROS,
+  hold_tokens: spec.holdTokens,
+  created_at: run.pending.createdAt,
+  state: end.state,
+  output_digest: end.outputDigest,
+  output: end.output,
+  error_code: end.errorCode,
+  error_message: end.errorMessage,
+  input_tokens: end.calls.reduce((sum, call) => sum + call.inputTokens, 0),
+  output_tokens: end.calls.reduce((sum, call) => sum + call.outputTokens, 0),
+  cost_micros: end.calls.reduce((sum, call) => sum + call.costMicros, 0),
+  settled_at: end.state === "pending" ? null : settledAt
+})
+
+const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void) =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.ensuring(effect, Effect.sync(() => record(performance.now() - started)))
+  })
+
+/** Settles a run with its end (or the failure its caller was already told) and answers with what was stored. */
+const settle = (context: RunContext, race: Race, run: AdmittedRun, spec: RunSpec, finished: { end: RunEnd; error: EngineError | null }) =>
+  Effect.gen(function*() {
+    const end = race.answered ? deadlineEnd(finished.end.calls) : finished.end
+    race.fallback = deadlineEnd(finished.end.calls)
+    race.settling = context.ledger.settle(run, end)
+    const result = yield* race.settling.committed
+    if (result.refused) return yield* Effect.die(new Error(`PostgreSQL refused the outcome of run ${run.pending.id}`))
+    if (result.end !== finished.end) return yield* Effect.fail<WorkError>(deadlineError())
+    if (finished.error !== null) return yield* Effect.fail<WorkError>(finished.error)
+    return { row: settledRow(run, spec, result.end, result.settledAt), replayed: false } satisfies RunOutcome
+  })
+
+const work = (context: RunContext, race: Race, request: RunRequestShape, timing: RunTiming): Effect.Effect<RunOutcome, WorkError> =>
+  Effect.gen(function*() {
+    const { spec } = request
+    const outcome = yield* timed(
+      context.ledger.admit({
+        organizationId: request.organizationId,
+        origin: request.origin,
+        idempotencyKey: request.idempotencyKey,
+        kind: spec.kind,
+        inputDigest: spec.inputDigest,
+        holdMicros: SPEND_CEILING_MICROS,
+        holdTokens: spec.holdTokens,
+        deadline: timing.started + spec.deadlineMs
+      }),
+      (ms) => (timing.admitMs = ms)
+    )
+    if (outcome._tag === "Replayed") return { row: outcome.run, replayed: true }
+    const run = outcome.run
+    if (spec.plan === null) {
+      const none = { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] } as const
+      yield* settle(context, race, run, spec, { end: none, error: null })
+      return yield* new NoRouteAvailable({ message: "no route serves verdict runs yet" })
+    }
+    const early = context.recorder.forRun(request.organizationId)
+    const result = yield* timed(
+      executeDecisionWith(context.provider, spec.plan, {
+        state: spec.prompt,
+        draws: spec.draws,
+        thinkTokens: spec.thinkTokens,
+        deadline: run.pending.deadlineAt.getTime(),
+        ceilingMicros: SPEND_CEILING_MICROS,
+        pricePerMtokMicros: context.pricePerMtokMicros,
+        maxOutputTokens: spec.maxOutputTokens,
+        onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls))
+      }),
+      (ms) => (timing.upstreamMs = ms)
+    )
+    yield* early.stop
+    return yield* timed(settle(context, race, run, spec, engineEnd(context, run.pending.id, result)), (ms) => (timing.settleMs = ms))
+  })
+
+/** A run to execute: its organization, origin, idempotency key and compiled spec. */
+export interface RunRequestShape {
+  readonly organizationId: string
+  readonly origin: RunOrigin
+  readonly idempotencyKey: string
+  readonly spec: RunSpec
+}
+
+/**
+ * Executes a run in its own root fiber, which goes on (and settles the run) whatever happens to the caller; answers
+ * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (see the module header).
+ */
+export const executeRun = (
+  context: RunContext,
+  runtime: Runtime.Runtime<never>,
+  request: RunRequestShape,
+  timing: RunTiming
+): Effect.Effect<RunOutcome, WorkError> =>
+  Effect.flatMap(Effect.option(Effect.currentParentSpan), (parent) =>
+    Effect.async<RunOutcome, WorkError>((resume) => {
+      const race: Race = { answered: false, settling: undefined, fallback: undefined }
+      let done = false
+      const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        resume(exit)
+      }
+      // Past the deadline, a settlement attempt under way is waited for; should it fail (the database gone), the
+      // run's end can then still be replaced, so the check repeats until one or the other happens.
+      const expire = () => {
+        if (done) return
+        if (race.settling !== undefined && !race.settling.yieldTo(race.fallback!)) {
+          timer = setTimeout(expire, RecheckMs)
+          return
+        }
+        race.answered = true
+        answer(Exit.fail(deadlineError()))
+      }
+      let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
+      const effect = work(context, race, request, timing)
+      const traced = parent._tag === "Some" ? Effect.withParentSpan(effect, parent.value) : effect
+      Runtime.runFork(runtime)(traced).addObserver(answer)
+    }))
