@@ -1,0 +1,72 @@
+/**
+ * The typed client (`arbiter/client`) end to end: with an owner's key, create a key for a support-triage job; with
+ * that key, run a decision, see the same Idempotency-Key refused for another body, and select a model for a task.
+ * Each step prints one JSON line.
+ *
+ *   ARBITER_API_KEY=$(node -p 'require("./.data/bootstrap.json").secret') npm run client:example
+ *
+ * `ARBITER_BASE_URL` defaults to http://127.0.0.1:8080, where `npm start` listens.
+ */
+import { FetchHttpClient } from "@effect/platform"
+import { NodeRuntime } from "@effect/platform-node"
+import { Config, Console, Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { ArbiterClient } from "arbiter/client"
+
+const ticket = {
+  kind: "decision",
+  state: { ticket: "I was charged twice on my invoice, please refund the duplicate payment." },
+  questions: {
+    refund: { type: "noul", instructions: "Does the customer ask for a refund?" },
+    topic: {
+      type: "choice",
+      instructions: "What is the ticket about?",
+      criteria: { billing: "invoices, payments, refunds", shipping: "parcels and delivery", login: null }
+    }
+  }
+} as const
+
+const print = (line: Record<string, unknown>) => Console.log(JSON.stringify(line))
+
+const program = Effect.gen(function*() {
+  const owner = yield* ArbiterClient
+  const key = yield* owner.keys.create({
+    payload: { name: "support-triage", scopes: ["runs_write", "runs_read"] }
+  })
+  yield* print({ step: "key", id: key.id, scopes: key.scopes })
+
+  // A new client acting with the new key; keep the secret somewhere safe: it is shown once.
+  const baseUrl = yield* Config.string("ARBITER_BASE_URL").pipe(Config.withDefault("http://127.0.0.1:8080"))
+  const triage = yield* ArbiterClient.make({ baseUrl, apiKey: key.secret })
+
+  // One Idempotency-Key per logical run: resending it after a lost answer replays the run, never charges twice.
+  const idempotencyKey = `triage-${randomUUID()}`
+  const run = yield* triage.runs.create({ headers: { "idempotency-key": idempotencyKey }, payload: ticket })
+  yield* print({ step: "run", run_id: run.run_id, state: run.state, answers: run.decision?.answers ?? null })
+
+  // The same key with another body is refused with its own code, carrying the request id for support.
+  const refusal = yield* triage.runs.create({
+    headers: { "idempotency-key": idempotencyKey },
+    payload: { ...ticket, state: { ticket: "A different ticket." } }
+  }).pipe(
+    Effect.as({ code: "none", request_id: null as string | null }),
+    Effect.catchTag("idempotency_conflict", (error) =>
+      Effect.succeed({ code: error._tag, request_id: error.request_id ?? null }))
+  )
+  yield* print({ step: "conflict", ...refusal })
+
+  const selection = yield* triage.router.select({
+    headers: {},
+    payload: {
+      prompt: "Debug this Python program: the script crashes with a KeyError when the config file lacks a key.",
+      policy: "cost_efficient"
+    }
+  })
+  yield* print({ step: "selection", model: selection.model.id, run_id: selection.run_id, reason: selection.reason })
+})
+
+program.pipe(
+  Effect.provide(ArbiterClient.layerConfig),
+  Effect.provide(FetchHttpClient.layer),
+  NodeRuntime.runMain
+)

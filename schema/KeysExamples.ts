@@ -1,0 +1,73 @@
+/**
+ * Examples of the keys routes for the OpenAPI document, as the service answers them. Typed by the wire schemas;
+ * test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
+ */
+import type { CreateKeyRequest, Key, KeyWithSecret } from "./KeysApi.js"
+
+/** The key id every keys example uses. */
+export const ExampleKeyId = "key_01a20c15989c7745802fc12a4ef02105"
+
+const owner = "user_77f7047c045a8942fc660d8d30bfcd3b"
+
+/** A key for a CI job that creates and reads runs. */
+export const CreateKeyRequestExample: typeof CreateKeyRequest.Encoded = {
+  name: "ci-runner",
+  scopes: ["runs_write", "runs_read"]
+}
+
+/** The key {@link CreateKeyRequestExample} creates, as listed and read (no secret). */
+export const KeyExample: typeof Key.Encoded = {
+  id: ExampleKeyId,
+  name: "ci-runner",
+  principal: { type: "user", id: owner },
+  scopes: ["runs_read", "runs_write"],
+  state: "active",
+  secret_prefix: "otsk_af2fdb9f",
+  created_by: owner,
+  created_at: "2026-11-24T05:44:31Z",
+  last_used_at: null,
+  revoked_at: null
+}
+
+/** The create answer: the key with its secret, shown once. */
+export const CreatedKeyExample: typeof KeyWithSecret.Encoded = {
+  ...KeyExample,
+  secret: "otsk_af2fdb9f2c80e25523eabcd3174bb83f5d1aad261ca37874e4d56ee145457818"
+}
+
+/** The rotate answer: a new secret; the previous one no longer works. */
+export const RotatedKeyExample: typeof KeyWithSecret.Encoded = {
+  ...KeyExample,
+  secret_prefix: "otsk_9fdc3f85",
+  secret: "otsk_9fdc3f8586380a6b08a646da07f8f23f0501a6095df2aefb11ef2d39b4ebc6c4"
+}
+
+/** The revoke answer (repeating it answers the same). */
+export const RevokedKeyExample: typeof Key.Encoded = {
+  ...KeyExample,
+  state: "revoked",
+  secret_prefix: "otsk_9fdc3f85",
+  revoked_at: "2026-11-24T05:44:32Z"
+}
+
+/** The list: every key, newest first. */
+export const KeyListExample: { readonly keys: ReadonlyArray<typeof Key.Encoded> } = {
+  keys: [
+    KeyExample,
+    {
+      id: "key_01a20c118ed57db9b3f7d2d72986c135",
+      name: "owner",
+      principal: { type: "user", id: owner },
+      scopes: [
+        "billing_read", "billing_write", "keys_read", "keys_write", "members_read", "members_write", "runs_read",
+        "runs_write", "usage_read"
+      ],
+      state: "active",
+      secret_prefix: "otsk_682ef76d",
+      created_by: owner,
+      created_at: "2026-11-24T05:40:06Z",
+      last_used_at: "2026-11-24T05:44:22Z",
+      revoked_at: null
+    }
+  ]
+}

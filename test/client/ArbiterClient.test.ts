@@ -1,0 +1,218 @@
+/**
+ * The official typed client (`arbiter/client`, src/client/ArbiterClient.ts) against a live server: every refusal
+ * decodes to the class of its own code, with the response's request id (several codes share a status, and the client
+ * used to decode them all as the first of that status: `idempotency_key_required` came back as `invalid_body`), and
+ * plain-text rejections to their own rejection class; the README's example program, run as a user runs it
+ * (`npm run client:example`: a child process importing `arbiter/client`), creates a key, runs a decision and selects
+ * a model, which the server's own records then show; and the package export resolves to the built client.
+ */
+import { FetchHttpClient, Headers, HttpClient, HttpClientRequest } from "@effect/platform"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Either, Schedule } from "effect"
+import { execFile } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import type { Scope } from "../../schema/Scope.js"
+import { ArbiterClient, type ArbiterClientShape } from "../../src/client/ArbiterClient.js"
+import { ServerAddress } from "../../src/http/Listen.js"
+import { call } from "../support/Api.js"
+import { seedKey, seedOrganization } from "../support/Seed.js"
+import { TestServerLive } from "../support/TestServer.js"
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+
+/** A client for a key; `alter` changes each request on the wire (what the typed client cannot send by itself). */
+const clientFor = (apiKey: string, alter?: (request: HttpClientRequest.HttpClientRequest) => HttpClientRequest.HttpClientRequest) =>
+  Effect.gen(function*() {
+    const address = yield* ServerAddress
+    // The raw client: the test layer's HttpClient already prepends the server's address, which the client does itself.
+    const http = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
+    return yield* ArbiterClient.make({ baseUrl: address.url, apiKey }).pipe(
+      // The alteration runs last, after the client's own (base address, bearer credential), as a proxy would.
+      Effect.provideService(
+        HttpClient.HttpClient,
+        alter === undefined ? http : HttpClient.make((request) => http.execute(alter(request)))
+      )
+    )
+  })
+
+/** The request without one header (the platform has no `removeHeader`): rebuilt from its parts. */
+const withoutHeader = (name: string) => (request: HttpClientRequest.HttpClientRequest) =>
+  HttpClientRequest.get(request.url).pipe(
+    HttpClientRequest.setMethod(request.method),
+    HttpClientRequest.setUrlParams(request.urlParams),
+    HttpClientRequest.setHeaders(Headers.remove(request.headers, name)),
+    HttpClientRequest.setBody(request.body)
+  )
+
+/** What a call failed with: the decoded error's tag and request id. */
+const refusal = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.either(effect), (result) =>
+    Either.isRight(result)
+      ? { tag: "succeeded", requestId: undefined }
+      : { tag: result.left._tag, requestId: (result.left as { readonly request_id?: string }).request_id })
+
+const decision = {
+  kind: "decision" as const,
+  state: { ticket: "The invoice shows a charge I do not recognise." },
+  questions: { topic: { type: "choice", instructions: "Topic?", criteria: { billing: null, shipping: null } } }
+}
+
+const task = { prompt: "Translate this paragraph into German.", policy: "balanced" }
+
+const run = (client: ArbiterClientShape, key: string, payload: typeof decision | Record<string, unknown> = decision) =>
+  client.runs.create({ headers: { "idempotency-key": key }, payload: payload as typeof decision })
+
+/** Runs a command in the project folder; resolves with its output. */
+const exec = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<{ readonly stdout: string; readonly stderr: string }, Error>((resume) => {
+    execFile(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) =>
+      resume(error === null ? Effect.succeed({ stdout, stderr }) : Effect.fail(new Error(`${error.message}\n${stderr}`))))
+  })
+
+layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("arbiter/client", (it) => {
+  describe("refusals", () => {
+    it.effect("decode to the class of their own code, with the response's request id", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization()
+        const { secret } = organization
+        const scoped = (scopes: ReadonlyArray<Scope>) =>
+          Effect.map(seedKey(organization.organizationId, organization.ownerId, scopes), (key) => key.secret)
+        const owner = yield* clientFor(secret)
+        const withoutKey = yield* clientFor(secret, withoutHeader("idempotency-key"))
+        const traced = yield* clientFor(secret, HttpClientRequest.setHeader("x-request-id", "client-test.1"))
+        const reader = yield* clientFor(yield* scoped(["runs_read", "keys_read"]))
+        const keyWriter = yield* clientFor(yield* scoped(["keys_write"]))
+        const anonymous = yield* clientFor(secret, withoutHeader("authorization"))
+        const stranger = yield* clientFor(`otsk_${"0".repeat(64)}`)
+        const billed = yield* clientFor((yield* seedOrganization({ billing: true })).secret)
+        const badBody = yield* clientFor(secret, HttpClientRequest.bodyUnsafeJson({ kind: "opinion" }))
+        const extraQuery = yield* clientFor(secret, HttpClientRequest.appendUrlParam("colour", "blue"))
+        const extraField = yield* clientFor(secret, HttpClientRequest.bodyUnsafeJson({ name: "x", scopes: [], colour: 1 }))
+        const brokenJson = yield* clientFor(secret, HttpClientRequest.bodyText("{", "application/json"))
+        const textBody = yield* clientFor(secret, HttpClientRequest.bodyText("{}", "text/plain"))
+        const hugeBody = yield* clientFor(secret, HttpClientRequest.bodyText(" ".repeat(1024 * 1024 + 1), "application/json"))
+
+        yield* run(owner, "conflicting")
+        const revoked = yield* owner.keys.create({ payload: { name: "gone", scopes: ["runs_read"] } })
+        yield* owner.keys.revoke({ path: { key_id: revoked.id } })
+
+        const cases: ReadonlyArray<readonly [string, Effect.Effect<{ tag: string; requestId: string | undefined }>]> = [
+          ["invalid_body", refusal(run(badBody, "body"))],
+          ["idempotency_key_required", refusal(run(withoutKey, "never-sent"))],
+          ["invalid_idempotency_key", refusal(run(owner, ""))],
+          ["unknown_model", refusal(run(owner, "model", { ...decision, model: "gpt-nothing" }))],
+          ["invalid_decision_questions", refusal(run(owner, "questions", { ...decision, questions: {} }))],
+          ["missing_credentials", refusal(anonymous.keys.list())],
+          ["invalid_credential", refusal(stranger.keys.list())],
+          ["insufficient_credits", refusal(run(billed, "credit"))],
+          ["scope_denied", refusal(run(reader, "scope"))],
+          ["scope_exceeds_creator", refusal(keyWriter.keys.create({ payload: { name: "more", scopes: ["runs_write"] } }))],
+          ["run_not_found", refusal(owner.runs.get({ path: { run_id: `run_${"0".repeat(32)}` } }))],
+          ["key_not_found", refusal(reader.keys.get({ path: { key_id: `key_${"0".repeat(32)}` } }))],
+          ["idempotency_conflict", refusal(run(owner, "conflicting", { ...decision, state: { ticket: "other" } }))],
+          ["key_revoked", refusal(owner.keys.rotate({ path: { key_id: revoked.id } }))],
+          ["empty_scopes", refusal(owner.keys.create({ payload: { name: "none", scopes: [] } }))],
+          ["invalid_policy", refusal(owner.router.select({ headers: {}, payload: { ...task, policy: "cheapest" } }))],
+          [
+            "weights_require_balanced",
+            refusal(owner.router.select({ headers: {}, payload: { ...task, policy: "cost_efficient", weights: { cost: 1 } } }))
+          ],
+          [
+            "unknown_model_id",
+            refusal(owner.router.select({ headers: {}, payload: { ...task, models: { include: ["nobody/nothing"] } } }))
+          ],
+          [
+            "no_eligible_model",
+            refusal(owner.router.select({ headers: {}, payload: { ...task, models: { providers: ["nobody"] } } }))
+          ],
+          ["invalid_parameter", refusal(owner.usage.rollup({ urlParams: { start_at: "2026-11-01T00:00:00Z" } }))],
+          ["invalid_amount", refusal(owner.billing.checkout({ payload: { amount_micros: 1 } }))],
+          [
+            "payment_method_required",
+            refusal(owner.billing.autoRecharge({
+              payload: { enabled: true, threshold_micros: 2_000_000, amount_micros: 20_000_000 }
+            }))
+          ],
+          ["body_too_large", refusal(owner.router.select({ headers: {}, payload: { prompt: "x".repeat(5 * 1024 * 1024) } }))],
+          ["QueryStringRejection", refusal(extraQuery.usage.quota())],
+          ["JsonDataRejection", refusal(extraField.keys.create({ payload: { name: "x", scopes: ["runs_read"] } }))],
+          ["JsonSyntaxRejection", refusal(brokenJson.keys.create({ payload: { name: "x", scopes: ["runs_read"] } }))],
+          [
+            "UnsupportedMediaTypeRejection",
+            refusal(textBody.keys.create({ payload: { name: "x", scopes: ["runs_read"] } }))
+          ],
+          ["PayloadTooLargeRejection", refusal(hugeBody.keys.create({ payload: { name: "x", scopes: ["runs_read"] } }))]
+        ]
+        for (const [expected, attempt] of cases) {
+          const seen = yield* attempt
+          assert.strictEqual(seen.tag, expected)
+          if (/^[a-z_]+$/.test(expected)) assert.match(seen.requestId ?? "", /^req_[0-9a-f]{32}$/, expected)
+        }
+        const traceable = yield* refusal(run(traced, "conflicting", { ...decision, state: { ticket: "third" } }))
+        assert.deepStrictEqual(traceable, { tag: "idempotency_conflict", requestId: "client-test.1" })
+        const stored = (yield* call("GET", "/v1/usage", { secret })).json()
+        assert.strictEqual(stored.runs.total, 1, "only the first run was stored")
+      }))
+  })
+
+  describe("the README's example (examples/client-quickstart.ts)", () => {
+    it.effect("creates a key, runs a decision, is refused a reused key, selects a model", () =>
+      Effect.gen(function*() {
+        const { secret } = yield* seedOrganization()
+        const address = yield* ServerAddress
+        const output = yield* exec(["--conditions=source", "--import", "tsx", "examples/client-quickstart.ts"], {
+          ARBITER_BASE_URL: address.url,
+          ARBITER_API_KEY: secret
+        })
+        const steps = output.stdout.trim().split("\n").map((line) => JSON.parse(line))
+        assert.deepStrictEqual(steps.map((step) => step.step), ["key", "run", "conflict", "selection"])
+        const [key, decided, conflict, selection] = steps
+        assert.deepStrictEqual(key.scopes, ["runs_read", "runs_write"])
+        assert.strictEqual(decided.state, "completed")
+        assert.strictEqual(decided.answers.topic.choice, "billing")
+        assert.strictEqual(conflict.code, "idempotency_conflict")
+        assert.match(conflict.request_id, /^req_[0-9a-f]{32}$/)
+
+        // `last_used_at` is written by a background flush (every second, src/auth/LastUsed.ts): read until it lands.
+        const storedKey = yield* Effect.map(call("GET", `/v1/keys/${key.id}`, { secret }), (response) => response.json()).pipe(
+          Effect.filterOrFail((found) => found.last_used_at !== null, () => "last_used_at not written yet"),
+          Effect.retry(Schedule.intersect(Schedule.spaced("200 millis"), Schedule.recurs(25))),
+          Effect.orDie
+        )
+        assert.deepStrictEqual([storedKey.name, storedKey.state], ["support-triage", "active"])
+        assert.isNotNull(storedKey.last_used_at, "the run and the selection were made with the new key")
+        const storedRun = (yield* call("GET", `/v1/runs/${decided.run_id}`, { secret })).json()
+        assert.deepStrictEqual(storedRun.decision.answers, decided.answers)
+        const classification = (yield* call("GET", `/v1/runs/${selection.run_id}`, { secret })).json()
+        assert.strictEqual(classification.state, "completed")
+        const models = (yield* call("GET", "/v1/router/models", { secret })).json().models
+        assert.include(models.map((model: { id: string }) => model.id), selection.model)
+        const usage = (yield* call("GET", "/v1/usage", { secret })).json()
+        assert.strictEqual(usage.runs.total, 2, "the decision and the selection; the refused reuse stored nothing")
+      }))
+  })
+})
+
+describe("package.json exports ./client", () => {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"))
+  const build = JSON.parse(readFileSync(new URL("../../tsconfig.build.json", import.meta.url), "utf8"))
+  const target = manifest.exports["./client"]
+  const resolved = (conditions: ReadonlyArray<string>) =>
+    Effect.map(
+      exec([...conditions, "--input-type=module", "-e", "console.log(import.meta.resolve('arbiter/client'))"]),
+      (output) => fileURLToPath(output.stdout.trim())
+    )
+
+  it.effect("types and the source condition name the client's source; by default the build's output of it", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(manifest.name, "arbiter")
+      assert.strictEqual(target.types, "./src/client/ArbiterClient.ts")
+      assert.strictEqual(target.source, target.types)
+      const built = `./${build.compilerOptions.outDir}/${target.types.slice(2).replace(/\.ts$/, ".js")}`
+      assert.deepStrictEqual([build.compilerOptions.rootDir, build.include.includes("src")], [".", true])
+      assert.strictEqual(target.default, built, "the default target is where npm run build compiles the client")
+      assert.strictEqual(yield* resolved([]), `${root}${target.default.slice(2)}`)
+      assert.strictEqual(yield* resolved(["--conditions=source"]), `${root}${target.source.slice(2)}`)
+    }))
+})
