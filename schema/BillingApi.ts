@@ -8,7 +8,16 @@ import { Schema } from "effect"
 import { Authentication } from "./Auth.js"
 import { PlainRequestShape } from "./Boundary.js"
 import { InvalidAmount, NotConfigured, PaymentMethodRequired, ScopeDenied, wire } from "./Errors.js"
+import {
+  AutoRechargeExample,
+  AutoRechargeRequestExample,
+  BillingSummaryExample,
+  CheckoutExample,
+  CheckoutRequestExample,
+  PortalExample
+} from "./BillingExamples.js"
 import { Timestamp } from "./Ids.js"
+import { operationDocs } from "./OperationDocs.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
 
@@ -90,6 +99,27 @@ export const BillingSummary = Schema.Struct({
   }))
 })
 
+/** `POST /v1/billing/checkout` body. */
+export const CheckoutRequest = StrictStruct({ amount_micros: ChargedMicros })
+
+/** `POST /v1/billing/checkout`: the hosted page of a purchase. */
+export const Checkout = Schema.Struct({
+  checkout_id: Schema.String,
+  checkout_url: Schema.String,
+  amount_micros: Micros,
+  expires_at: Timestamp
+})
+
+/** `POST /v1/billing/portal`. */
+export const Portal = Schema.Struct({ portal_url: Schema.String })
+
+/** `PUT /v1/billing/auto-recharge` body. */
+export const AutoRechargeRequest = StrictStruct({
+  enabled: Schema.Boolean,
+  threshold_micros: ThresholdMicros,
+  amount_micros: ChargedMicros
+})
+
 /** The billing group. */
 export class BillingApi extends HttpApiGroup.make("billing")
   .add(
@@ -97,36 +127,55 @@ export class BillingApi extends HttpApiGroup.make("billing")
       .addSuccess(BillingSummary)
       .annotate(RequiredScope, "billing_read")
       .annotate(OpenApi.Summary, "Balance, holds, auto-recharge settings and the last 50 transactions")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          responses: { 200: { summary: "sign-up credit, a purchase and a day's usage", value: BillingSummaryExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("checkout", "/v1/billing/checkout")
-      .setPayload(StrictStruct({ amount_micros: ChargedMicros }))
-      .addSuccess(Schema.Struct({
-        checkout_id: Schema.String,
-        checkout_url: Schema.String,
-        amount_micros: Micros,
-        expires_at: Timestamp
-      }))
+      .setPayload(CheckoutRequest)
+      .addSuccess(Checkout)
       .addError(wire(InvalidAmount))
       .addError(wire(NotConfigured))
       .annotate(RequiredScope, "billing_write")
       .annotate(OpenApi.Summary, "A hosted checkout for buying 5 to 1,000 dollars of credit")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          request: CheckoutRequestExample,
+          responses: { 200: { summary: "a checkout for 25 dollars, open for an hour", value: CheckoutExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("portal", "/v1/billing/portal")
-      .addSuccess(Schema.Struct({ portal_url: Schema.String }))
+      .addSuccess(Portal)
       .addError(wire(NotConfigured))
       .annotate(RequiredScope, "billing_write")
       .annotate(OpenApi.Summary, "The payment processor's billing portal (saved cards, receipts)")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({ responses: { 200: { summary: "a portal link, valid for an hour", value: PortalExample } } })
+      )
   )
   .add(
     HttpApiEndpoint.put("autoRecharge", "/v1/billing/auto-recharge")
-      .setPayload(StrictStruct({ enabled: Schema.Boolean, threshold_micros: ThresholdMicros, amount_micros: ChargedMicros }))
+      .setPayload(AutoRechargeRequest)
       .addSuccess(AutoRechargeSettings)
       .addError(wire(InvalidAmount))
       .addError(wire(PaymentMethodRequired))
       .annotate(RequiredScope, "billing_write")
       .annotate(OpenApi.Summary, "Top the balance up when it falls below a threshold")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          request: AutoRechargeRequestExample,
+          responses: { 200: { summary: "20 dollars below 2, on the saved card", value: AutoRechargeExample } }
+        })
+      )
   )
   .addError(wire(ScopeDenied))
   .middleware(PlainRequestShape)

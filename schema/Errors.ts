@@ -1,12 +1,13 @@
 /**
  * Every error code of the contract, one `Schema.TaggedError` each: the tag is the wire code, the HTTP status is
  * annotated on the class. `wire(cls)` is the schema an endpoint declares with `addError`: its encoded side is the
- * envelope `{error: {code, message, request_id, violations?}}`, so HttpApi renders it and OpenAPI documents it.
- * The plain-text rejections of the spec's table are tagged errors too, encoded as `text/plain`.
+ * envelope `{error: {code, message, request_id, violations?}}` with `code` fixed to the class's own code, so HttpApi
+ * renders it, OpenAPI documents each code as a constant, and a client (HttpApiClient, or one generated from the
+ * document) tells the codes of one status apart. The plain-text rejections of the spec's table are tagged errors
+ * too, encoded as `text/plain` and told apart by the words their bodies begin with.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Effect, FiberRef, ParseResult, Schema } from "effect"
-import type { SchemaAST } from "effect"
+import { Effect, FiberRef, Option, ParseResult, Schema, SchemaAST } from "effect"
 
 /** The request id of the request being served; set once by the edge, read when an error is encoded. */
 export const CurrentRequestId = FiberRef.unsafeMake<string>("")
@@ -14,38 +15,67 @@ export const CurrentRequestId = FiberRef.unsafeMake<string>("")
 interface ApiErrorInstance {
   readonly _tag: string
   readonly message: string
+  readonly request_id?: string | undefined
 }
 
 /** A class built by `ApiError`: constructible from a message, a schema of itself, with a code and status. */
 export interface ApiErrorClass<Self extends ApiErrorInstance = ApiErrorInstance> {
-  new(props: { readonly message: string }): Self
+  new(props: { readonly message: string; readonly request_id?: string }): Self
   readonly _tag: string
   readonly ast: SchemaAST.AST
 }
 
+/**
+ * `request_id` is set only on an error a client decoded from a response (the envelope's `error.request_id`); the
+ * service's own errors leave it out, and the boundary stamps the request's id when it encodes them.
+ */
 const errorClass = <Self>() => <const Code extends string>(code: Code, status: number, description: string) =>
-  Schema.TaggedError<Self>()(code, { message: Schema.String }, HttpApiSchema.annotations({ status, description }))
+  Schema.TaggedError<Self>()(
+    code,
+    { message: Schema.String, request_id: Schema.optional(Schema.String) },
+    HttpApiSchema.annotations({ status, description })
+  )
 
-const Envelope = Schema.Struct({
-  error: Schema.Struct({
-    code: Schema.String,
-    message: Schema.String,
-    request_id: Schema.String
+/** The request id the document's examples show. */
+export const ExampleRequestId = "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+
+/** The wire envelope of one code. */
+export interface ErrorEnvelope<Code extends string = string> {
+  readonly error: { readonly code: Code; readonly message: string; readonly request_id: string }
+}
+
+/** The envelope schema of one code: `code` is that code alone, so decoding a response picks the right class. */
+const envelopeOf = <Code extends string>(code: Code, exampleMessage: string): Schema.Schema<ErrorEnvelope<Code>> =>
+  Schema.Struct({
+    error: Schema.Struct({
+      code: Schema.Literal(code),
+      message: Schema.String.annotations({ description: "diagnostic text; may change; branch on code" }),
+      request_id: Schema.String.annotations({ description: "the response's x-request-id" })
+    })
+  }).annotations({
+    examples: [{ error: { code, message: exampleMessage, request_id: ExampleRequestId } }]
   })
-})
 
 const wireCache = new WeakMap<object, Schema.Schema.Any>()
+
+/** The description annotated on a class (a class's schema is a transformation to its declaration, which holds it). */
+const descriptionOf = (ast: SchemaAST.AST): string =>
+  SchemaAST.getDescriptionAnnotation(SchemaAST.isTransformation(ast) ? ast.to : ast).pipe(
+    Option.getOrElse(() => "")
+  )
 
 /** The envelope schema of an error class (memoized, so every endpoint shares one union member per code). */
 export const wire = <Self extends ApiErrorInstance>(
   cls: ApiErrorClass<Self>
-): Schema.Schema<Self, Schema.Schema.Encoded<typeof Envelope>> => {
+): Schema.Schema<Self, ErrorEnvelope<Self["_tag"]>> => {
   const cached = wireCache.get(cls)
   if (cached !== undefined) return cached as any
   const status = HttpApiSchema.getStatusErrorAST(cls.ast)
-  const schema = Schema.transformOrFail(Envelope, Schema.typeSchema(cls as unknown as Schema.Schema<Self>), {
+  const envelope = envelopeOf(cls._tag, descriptionOf(cls.ast))
+  const schema = Schema.transformOrFail(envelope, Schema.typeSchema(cls as unknown as Schema.Schema<Self>), {
     strict: true,
-    decode: (envelope) => ParseResult.succeed(new cls({ message: envelope.error.message })),
+    decode: (envelope) =>
+      ParseResult.succeed(new cls({ message: envelope.error.message, request_id: envelope.error.request_id })),
     encode: (error: Self) =>
       Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({
         error: { code: error._tag, message: error.message, request_id }
@@ -186,7 +216,11 @@ export class ProviderBadResponse
 export class VerdictSchemaViolation
   extends Schema.TaggedError<VerdictSchemaViolation>()(
     "verdict_schema_violation",
-    { message: Schema.String, violations: Schema.optional(Schema.Array(Schema.String)) },
+    {
+      message: Schema.String,
+      violations: Schema.optional(Schema.Array(Schema.String)),
+      request_id: Schema.optional(Schema.String)
+    },
     HttpApiSchema.annotations({ status: 503, description: "Verdict broke the schema" })
   )
 {}
@@ -211,11 +245,22 @@ export class DeadlineExceeded extends errorClass<DeadlineExceeded>()("deadline_e
 
 const ViolationsEnvelope = Schema.Struct({
   error: Schema.Struct({
-    code: Schema.String,
-    message: Schema.String,
-    request_id: Schema.String,
-    violations: Schema.optional(Schema.Array(Schema.String))
+    code: Schema.Literal("verdict_schema_violation"),
+    message: Schema.String.annotations({ description: "diagnostic text; may change; branch on code" }),
+    request_id: Schema.String.annotations({ description: "the response's x-request-id" }),
+    violations: Schema.optional(Schema.Array(Schema.String).annotations({
+      description: "up to 10 JSON Pointers into the rejected document; omitted when the model returned none"
+    }))
   })
+}).annotations({
+  examples: [{
+    error: {
+      code: "verdict_schema_violation",
+      message: "the verdict does not match the schema",
+      request_id: ExampleRequestId,
+      violations: ["/score"]
+    }
+  }]
 })
 
 /** The envelope of `verdict_schema_violation`, the one code that carries `violations`. */
@@ -228,6 +273,7 @@ export const VerdictSchemaViolationWire = Schema.transformOrFail(
       ParseResult.succeed(
         new VerdictSchemaViolation({
           message: envelope.error.message,
+          request_id: envelope.error.request_id,
           ...(envelope.error.violations === undefined ? {} : { violations: envelope.error.violations })
         })
       ),
@@ -307,17 +353,24 @@ interface TextRejectionInstance {
 
 const textCache = new WeakMap<object, Schema.Schema.Any>()
 
-/** The `text/plain` schema of a rejection class. */
+/**
+ * The `text/plain` schema of a rejection class. A body decodes to the class only when it begins with the class's
+ * words (its description), so a client tells the two plain-text 400s apart; encoding is unchecked.
+ */
 export const wireText = <Self extends TextRejectionInstance>(
   cls: Schema.Schema<Self, any, never> & (new(props: { readonly text: string }) => Self)
 ): Schema.Schema<Self, string> => {
   const cached = textCache.get(cls)
   if (cached !== undefined) return cached as any
   const status = HttpApiSchema.getStatusErrorAST(cls.ast)
-  const schema = Schema.transform(Schema.String, Schema.typeSchema(cls), {
+  const words = descriptionOf(cls.ast)
+  const schema = Schema.transformOrFail(Schema.String, Schema.typeSchema(cls), {
     strict: true,
-    decode: (text) => new cls({ text }),
-    encode: (rejection) => rejection.text
+    decode: (text, _, ast) =>
+      text.startsWith(words)
+        ? ParseResult.succeed(new cls({ text }))
+        : ParseResult.fail(new ParseResult.Type(ast, text, `a body beginning with "${words}"`)),
+    encode: (rejection) => ParseResult.succeed(rejection.text)
   }).pipe(
     HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain; charset=utf-8" })
   ).annotations({ ...HttpApiSchema.annotations({ status }), description: `${status} plain-text rejection` })

@@ -16,6 +16,16 @@ import {
   wire
 } from "./Errors.js"
 import { Timestamp } from "./Ids.js"
+import {
+  CreatedKeyExample,
+  CreateKeyRequestExample,
+  ExampleKeyId,
+  KeyExample,
+  KeyListExample,
+  RevokedKeyExample,
+  RotatedKeyExample
+} from "./KeysExamples.js"
+import { operationDocs } from "./OperationDocs.js"
 import { RequiredScope, ScopeSchema } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
 
@@ -69,6 +79,10 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addSuccess(Schema.Struct({ keys: Schema.Array(Key) }))
       .annotate(RequiredScope, "keys_read")
       .annotate(OpenApi.Summary, "Every key of the organization, newest first")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({ responses: { 200: { summary: "a CI key and the owner's key", value: KeyListExample } } })
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/keys/:key_id")
@@ -77,6 +91,13 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addError(wire(KeyNotFound))
       .annotate(RequiredScope, "keys_read")
       .annotate(OpenApi.Summary, "One key")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { key_id: ExampleKeyId },
+          responses: { 200: { summary: "an active key", value: KeyExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/keys")
@@ -87,6 +108,13 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addError(wire(PrincipalIsNotTheCaller))
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Create a key; its secret is shown once")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          request: CreateKeyRequestExample,
+          responses: { 201: { summary: "the new key with its secret (shown once)", value: CreatedKeyExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.del("revoke", "/v1/keys/:key_id")
@@ -95,6 +123,13 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addError(wire(KeyNotFound))
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Revoke a key (idempotent); returns the revoked key")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { key_id: ExampleKeyId },
+          responses: { 200: { summary: "the revoked key", value: RevokedKeyExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("rotate", "/v1/keys/:key_id/rotate")
@@ -104,6 +139,13 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addError(wire(KeyRevoked))
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Issue a new secret; the previous one stops working at once")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { key_id: ExampleKeyId },
+          responses: { 200: { summary: "the key with its new secret (shown once)", value: RotatedKeyExample } }
+        })
+      )
   )
   .addError(wire(ScopeDenied))
   .middleware(PlainRequestShape)

@@ -1,7 +1,8 @@
 /**
  * The Model Router (spec, "Model Router", "Router select request"; decisions.md, Router). Body and query problems
  * here are JSON `400 invalid_body`; the body limit of `POST /v1/router/select` is 4 MiB (`413 body_too_large`). Its
- * `Idempotency-Key` header is optional; when sent, the service checks it (1 to 255 bytes of visible ASCII). The
+ * `Idempotency-Key` header is optional (IdempotencyKey.ts); when sent, the service checks it (1 to 255 bytes of
+ * visible ASCII). The
  * schema refuses unknown keys at every depth, wrong types and out-of-range numbers; the rules that need the catalog
  * or the taxonomy (policy, task type, domain, model ids, weights only with `balanced`) are checked by the service.
  */
@@ -30,6 +31,14 @@ import {
   WeightsRequireBalanced,
   wire
 } from "./Errors.js"
+import { IdempotencyKeyHeaderName, OptionalIdempotencyKey } from "./IdempotencyKey.js"
+import { operationDocs } from "./OperationDocs.js"
+import {
+  ModelCatalogExample,
+  SelectRequestExample,
+  SelectResponseExample,
+  TaskTypeListingExample
+} from "./RouterExamples.js"
 import { ModelCatalog, SelectResponse, TaskTypeListing } from "./RouterResponses.js"
 import { RequiredScope } from "./Scope.js"
 import { OptionalNullable, StrictStruct } from "./Strict.js"
@@ -83,11 +92,7 @@ export class RouterApi extends HttpApiGroup.make("router")
   .add(
     HttpApiEndpoint.post("select", "/v1/router/select")
       .setPayload(SelectRequest)
-      .setHeaders(Schema.Struct({
-        "idempotency-key": Schema.optional(Schema.String.annotations({
-          description: "optional; 1 to 255 bytes of visible ASCII; the same key and body replay the stored selection"
-        }))
-      }))
+      .setHeaders(OptionalIdempotencyKey)
       .addSuccess(SelectResponse)
       .addError(wire(InvalidIdempotencyKey))
       .addError(wire(InvalidPolicy))
@@ -112,18 +117,41 @@ export class RouterApi extends HttpApiGroup.make("router")
         "Classify a task and rank the catalog for it under a policy (optional header Idempotency-Key); billed as " +
           "one decision run"
       )
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          request: SelectRequestExample,
+          parameters: { [IdempotencyKeyHeaderName]: "select-4711" },
+          responses: {
+            200: { summary: "a debugging task ranked for cost (ranking cut to two)", value: SelectResponseExample }
+          },
+          timed: true
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("taskTypes", "/v1/router/task-types")
       .addSuccess(TaskTypeListing)
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "The task taxonomy with each type's benchmark weights")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          responses: { 200: { summary: "the taxonomy (its first task type shown)", value: TaskTypeListingExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("models", "/v1/router/models")
       .addSuccess(ModelCatalog)
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "The model catalog the router ranks, with its snapshot dates")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          responses: { 200: { summary: "the catalog (its first model shown)", value: ModelCatalogExample } }
+        })
+      )
   )
   .addError(wire(ScopeDenied))
   .middleware(JsonRequestShape)

@@ -1,7 +1,8 @@
 /**
  * Runs (spec, "Runs"; decisions.md, "Runs"). Body and query problems here are JSON `400 invalid_body`; the body
  * limit of `POST /v1/runs` is 4 MiB (`413 body_too_large`). `POST /v1/runs` needs the `Idempotency-Key` header
- * (1 to 255 bytes of visible ASCII), read by the handler so its absence answers `idempotency_key_required`.
+ * (1 to 255 bytes of visible ASCII), declared for the document and clients (IdempotencyKey.ts) and read by the
+ * handler so its absence answers `idempotency_key_required`.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema, SchemaAST } from "effect"
@@ -32,7 +33,18 @@ import {
   VerdictSchemaViolationWire,
   wire
 } from "./Errors.js"
+import { IdempotencyKeyHeaderName, RequiredIdempotencyKey } from "./IdempotencyKey.js"
 import { Timestamp } from "./Ids.js"
+import { operationDocs } from "./OperationDocs.js"
+import {
+  CompletedRun,
+  CreateRunRequest,
+  ExampleRunId,
+  PendingRun,
+  RunEventStream,
+  RunListPage,
+  StoredRun
+} from "./RunsExamples.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct, wholeNumberFromString } from "./Strict.js"
 
@@ -125,6 +137,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
   .add(
     HttpApiEndpoint.post("create", "/v1/runs")
       .setPayload(RunRequest)
+      .setHeaders(RequiredIdempotencyKey)
       .addSuccess(Run.annotations({ description: "the run settled (replayed true on a replay)" }))
       .addSuccess(Run.annotations({ description: "a replay of a run still pending" }), { status: 202 })
       .addError(wire(IdempotencyKeyRequired))
@@ -148,6 +161,19 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .annotate(BodyLimit, LargeBodyLimit)
       .annotate(RequiredScope, "runs_write")
       .annotate(OpenApi.Summary, "Create a run (header Idempotency-Key required); answers once it has settled")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          request: CreateRunRequest,
+          parameters: { [IdempotencyKeyHeaderName]: "ticket-4711-triage" },
+          requiredHeaders: [IdempotencyKeyHeaderName],
+          responses: {
+            200: { summary: "a decision run, answered and settled", value: CompletedRun },
+            202: { summary: "a replay of a run still pending", value: PendingRun }
+          },
+          timed: true
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/v1/runs")
@@ -163,6 +189,13 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addSuccess(Schema.Struct({ runs: Schema.Array(RunRow), limit: Schema.Int, offset: Schema.Int }))
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "The organization's runs, newest first (limit 1-100, default 20, clamped)")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { limit: "20", offset: "0" },
+          responses: { 200: { summary: "the newest run", value: RunListPage } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/runs/:run_id")
@@ -171,6 +204,13 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(wire(RunNotFound))
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "One run, with its answers, usage and cost")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { run_id: ExampleRunId },
+          responses: { 200: { summary: "a settled decision run", value: StoredRun } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("stream", "/v1/runs/:run_id/stream")
@@ -183,6 +223,13 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(wire(RunNotFound))
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "A one-time snapshot of the run as server-sent events")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { run_id: ExampleRunId },
+          responses: { 200: { summary: "the snapshot of a settled run", value: RunEventStream } }
+        })
+      )
   )
   .addError(wire(ScopeDenied))
   .middleware(JsonRequestShape)

@@ -10,6 +10,17 @@ import { Authentication } from "./Auth.js"
 import { PlainRequestShape } from "./Boundary.js"
 import { InvalidParameter, RunNotFound, ScopeDenied, wire } from "./Errors.js"
 import { OrganizationId, Timestamp } from "./Ids.js"
+import { operationDocs } from "./OperationDocs.js"
+import {
+  ExampleMonth,
+  ExampleUsageRunId,
+  ExampleWindow,
+  QuotaExample,
+  RunUsageExample,
+  UsageDailyExample,
+  UsageLedgerExample,
+  UsageRollupExample
+} from "./UsageExamples.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
 
@@ -122,6 +133,13 @@ export class UsageApi extends HttpApiGroup.make("usage")
       .addError(wire(InvalidParameter))
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "Runs, tokens and spend of the runs created in the window")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: ExampleMonth,
+          responses: { 200: { summary: "a month with one decision run", value: UsageRollupExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("ledger", "/v1/usage/ledger")
@@ -130,6 +148,13 @@ export class UsageApi extends HttpApiGroup.make("usage")
       .addError(wire(InvalidParameter))
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "One entry per model call recorded in the window, newest first")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { ...ExampleMonth, limit: "2" },
+          responses: { 200: { summary: "the two newest model calls", value: UsageLedgerExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("daily", "/v1/usage/daily")
@@ -138,6 +163,13 @@ export class UsageApi extends HttpApiGroup.make("usage")
       .addError(wire(InvalidParameter))
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "One row per UTC day a window of at most 92 days touches, oldest first, zero-filled")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: ExampleWindow,
+          responses: { 200: { summary: "three days, one with a run", value: UsageDailyExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("run", "/v1/usage/runs/:run_id")
@@ -146,12 +178,25 @@ export class UsageApi extends HttpApiGroup.make("usage")
       .addError(wire(RunNotFound))
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "Usage of one run (either id spelling) with its model calls")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { run_id: ExampleUsageRunId },
+          responses: { 200: { summary: "a decision run of three model calls", value: RunUsageExample } }
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("quota", "/v1/quota")
       .addSuccess(Quota)
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "Limits, consumption and remaining amounts of the current UTC month")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          responses: { 200: { summary: "a 50-dollar spend limit, no token limit", value: QuotaExample } }
+        })
+      )
   )
   .addError(wire(ScopeDenied))
   .middleware(PlainRequestShape)

@@ -11,7 +11,7 @@
  * dist/ matches when `dist/.sources` lists exactly the TypeScript files and tsconfigs there are now, with their
  * sizes and modification times (so an edited, added, removed or replaced file all count). The data the service
  * reads at run time (`migrations/`, `data/`) is not compiled: it is read from the project root
- * (src/ProjectRoot.ts). Messages go to stderr, so `npm run -s cli -- ... | jq` reads the command's JSON alone.
+ * (src/config/ProjectRoot.ts). Messages go to stderr, so `npm run -s cli -- ... | jq` reads the command's JSON alone.
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"

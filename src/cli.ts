@@ -11,18 +11,18 @@ import { Array as Arr, Console, Context, Effect, Either, HashMap, HashSet, Layer
 import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
-import { AppConfig, logLevelNamed, logLevelNames } from "./AppConfig.js"
+import { AppConfig, logLevelNamed, logLevelNames } from "./config/AppConfig.js"
 import { migrate } from "./db/Migrations.js"
 import { MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
 import { CreditStore } from "./ledger/CreditStore.js"
-import { newTransactionId } from "./billing/Transactions.js"
+import { newTransactionId } from "./ids/Ids.js"
 import { Keys } from "./keys/Keys.js"
 import { OrganizationsRepo } from "./organizations/OrganizationsRepo.js"
 import { periodOf, QuotaLedger } from "./ledger/QuotaLedger.js"
 import { InvalidInput, Organizations } from "./organizations/Organizations.js"
-import { DirectoryLive } from "./Directory.js"
+import { DirectoryLive } from "./Services.js"
 
 /**
  * The database the commands use: `SqlForTools` (the configured database, through a running server's socket when

@@ -1,7 +1,7 @@
 /** Starts the server with the settings of the environment: one process, or `WORKERS` of them (Workers.ts). */
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
-import { AppConfig } from "./AppConfig.js"
+import { AppConfig } from "./config/AppConfig.js"
 import { ServerLive } from "./Server.js"
 import { runWorkers } from "./Workers.js"
 

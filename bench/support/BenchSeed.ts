@@ -4,11 +4,11 @@
  */
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import pg from "pg"
-import { AppConfig } from "../../src/AppConfig.js"
+import { AppConfig } from "../../src/config/AppConfig.js"
 import { CreditStore } from "../../src/ledger/CreditStore.js"
-import { newTransactionId } from "../../src/billing/Transactions.js"
+import { newTransactionId } from "../../src/ids/Ids.js"
 import { pgClientLayer } from "../../src/db/PgPool.js"
-import { DirectoryLive } from "../../src/Directory.js"
+import { DirectoryLive } from "../../src/Services.js"
 import { Organizations } from "../../src/organizations/Organizations.js"
 
 /** A benchmark organization. */

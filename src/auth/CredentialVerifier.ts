@@ -18,10 +18,10 @@ import {
   TrustKeysUnavailable
 } from "../../schema/Errors.js"
 import { scopesOfRole, type Scope } from "../../schema/Scope.js"
-import { KeysRepo } from "../keys/KeysRepo.js"
-import { OrganizationsRepo } from "../organizations/OrganizationsRepo.js"
+import { KeyCredentials } from "./KeyCredentials.js"
 import { isWellFormedSecret, secretHash } from "./KeySecrets.js"
 import { LastUsed } from "./LastUsed.js"
+import { MemberRoles } from "./MemberRoles.js"
 import { SessionKeys } from "./SessionKeys.js"
 
 /** Ways a credential can fail to authenticate. */
@@ -56,11 +56,21 @@ const boundedCache = <A>() => {
   }
 }
 
+/** The verifier's operations. */
+export interface CredentialVerifierService {
+  /** Authenticates a bearer credential. */
+  readonly verify: (credential: string) => Effect.Effect<ActorShape, VerifyError>
+  /** Forgets what is cached about a secret hash (after its key is revoked or rotated). */
+  readonly forget: (hash: Buffer) => void
+  /** Writes a key's pending `last_used_at` now (before the key is revoked, so the revoked key is final). */
+  readonly recordUseNow: (keyId: string) => Effect.Effect<void>
+}
+
 const rejected = () => new InvalidCredential({ message: "the credential is not a valid API key or session" })
 
 const make = Effect.gen(function*() {
-  const keys = yield* KeysRepo
-  const organizations = yield* OrganizationsRepo
+  const keys = yield* KeyCredentials
+  const members = yield* MemberRoles
   const sessions = yield* SessionKeys
   const lastUsed = yield* LastUsed
   const keyCache = boundedCache<ActorShape | null>()
@@ -95,8 +105,8 @@ const make = Effect.gen(function*() {
     const cacheKey = `${organizationId}\u0000${userId}`
     const hit = roleCache.get(cacheKey)
     if (Option.isSome(hit)) return Effect.succeed(hit.value)
-    return Effect.map(organizations.findMember(organizationId, userId), (member) => {
-      const scopes = new Set(Option.match(member, { onNone: () => [], onSome: (m) => scopesOfRole(m.role) }))
+    return Effect.map(members.roleOf(organizationId, userId), (role) => {
+      const scopes = new Set(Option.match(role, { onNone: () => [], onSome: scopesOfRole }))
       roleCache.set(cacheKey, scopes)
       return scopes as ReadonlySet<Scope>
     })
@@ -117,23 +127,18 @@ const make = Effect.gen(function*() {
       } satisfies ActorShape
     })
 
-  return {
-    /** Authenticates a bearer credential. */
-    verify: (credential: string): Effect.Effect<ActorShape, VerifyError> =>
+  return CredentialVerifier.of({
+    verify: (credential) =>
       credential.startsWith("otsk_")
         ? (isWellFormedSecret(credential) ? verifyKey(credential) : Effect.fail(rejected()))
         : verifySession(credential),
-    /** Forgets what is cached about a secret hash (after its key is revoked or rotated). */
-    forget: (hash: Buffer): void => keyCache.delete(hash.toString("hex")),
-    /** Writes a key's pending `last_used_at` now (before the key is revoked, so the revoked key is final). */
-    recordUseNow: (keyId: string): Effect.Effect<void> => lastUsed.flushKey(keyId)
-  }
+    forget: (hash) => keyCache.delete(hash.toString("hex")),
+    recordUseNow: (keyId) => lastUsed.flushKey(keyId)
+  })
 })
 
 /** Authenticates credentials. */
-export class CredentialVerifier
-  extends Context.Tag("CredentialVerifier")<CredentialVerifier, Effect.Effect.Success<typeof make>>()
-{
-  /** The verifier over the key and member tables and the session trust keys. */
+export class CredentialVerifier extends Context.Tag("CredentialVerifier")<CredentialVerifier, CredentialVerifierService>() {
+  /** The verifier over the key and member lookups (KeyCredentials, MemberRoles) and the session trust keys. */
   static readonly layer = Layer.effect(CredentialVerifier, make)
 }

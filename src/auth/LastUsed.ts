@@ -6,20 +6,30 @@
  * key's representation is final and an idempotent revocation returns it unchanged.
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { KeysRepo } from "../keys/KeysRepo.js"
+import { KeyCredentials, type KeyUse } from "./KeyCredentials.js"
 
 const RefreshMs = 60_000
 
+/** The recorder's operations. */
+export interface LastUsedService {
+  /** Notes that a key was used now. */
+  readonly record: (keyId: string) => void
+  /** Writes what is pending now (tests and shutdown). */
+  readonly flush: Effect.Effect<void>
+  /** Writes one key's pending use now, after any write under way. */
+  readonly flushKey: (keyId: string) => Effect.Effect<void>
+}
+
 const make = Effect.gen(function*() {
-  const repo = yield* KeysRepo
+  const keys = yield* KeyCredentials
   const written = new Map<string, number>()
   let pending = new Map<string, Date>()
 
   // One write at a time, so waiting for the lock also waits for a write under way.
   const lock = yield* Effect.makeSemaphore(1)
 
-  const write = (uses: ReadonlyArray<{ readonly keyId: string; readonly at: Date }>) =>
-    repo.touch(uses).pipe(
+  const write = (uses: ReadonlyArray<KeyUse>) =>
+    keys.recordUses(uses).pipe(
       Effect.tap(() => Effect.sync(() => uses.forEach((use) => written.set(use.keyId, use.at.getTime())))),
       Effect.catchAll((error) => Effect.logWarning("could not record key use", error))
     )
@@ -42,22 +52,19 @@ const make = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => flush)
   yield* flush.pipe(Effect.repeat(Schedule.spaced(Duration.seconds(1))), Effect.forkScoped)
 
-  return {
-    /** Notes that a key was used now. */
-    record: (keyId: string): void => {
+  return LastUsed.of({
+    record: (keyId) => {
       const now = Date.now()
       const last = written.get(keyId)
       if ((last === undefined || now - last >= RefreshMs) && !pending.has(keyId)) pending.set(keyId, new Date(now))
     },
-    /** Writes what is pending now (tests and shutdown). */
     flush,
-    /** Writes one key's pending use now, after any write under way. */
     flushKey
-  }
+  })
 })
 
 /** Batched `last_used_at` writes. */
-export class LastUsed extends Context.Tag("LastUsed")<LastUsed, Effect.Effect.Success<typeof make>>() {
+export class LastUsed extends Context.Tag("LastUsed")<LastUsed, LastUsedService>() {
   /** The recorder with its background flush. */
   static readonly layer = Layer.scoped(LastUsed, make)
 }

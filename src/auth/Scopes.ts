@@ -1,32 +1,23 @@
 /**
- * The scope check, in one place: every handler of a `/v1` group is wrapped so that, once its body has been decoded,
- * the actor must hold the scope annotated on the endpoint (`RequiredScope`), else `403 scope_denied` naming it.
- * A `/v1` endpoint without a scope annotation fails at start-up, so a scope cannot be forgotten.
+ * The scope check, in one place. Every `/v1` endpoint declares the scope it needs next to the route (`RequiredScope`);
+ * the route table reads it at start-up and refuses an authenticated endpoint without one (src/http/RouteTable.ts),
+ * and the group's request-shape middleware, an `HttpApiMiddleware` that knows its endpoint, runs this check once the
+ * credential is known and the body read (src/http/RequestShape.ts). The contract checks the body before the scope
+ * (spec, check order: credential, body, scope), so a credential lacking the scope is answered `403 scope_denied`,
+ * naming it, only when the request decodes; otherwise with that decoding failure, as HttpApi answers it. A request
+ * never reaches its handler without the scope.
  */
-import type { HttpApiBuilder, HttpApiEndpoint } from "@effect/platform"
-import { Chunk, Context, Effect } from "effect"
+import { Effect } from "effect"
 import { Actor } from "../../schema/Auth.js"
 import { ScopeDenied } from "../../schema/Errors.js"
-import { RequiredScope, type Scope } from "../../schema/Scope.js"
+import type { Scope } from "../../schema/Scope.js"
 
-/** Fails with `scope_denied` unless the actor holds the scope. */
-export const requireScope = (scope: Scope) =>
+/**
+ * Passes when the actor holds `scope`; otherwise fails with the request's decoding failure (`decodes`, run only
+ * then) or, when it decodes, with `scope_denied`.
+ */
+export const checkScope = <E>(scope: Scope, decodes: Effect.Effect<void, E>): Effect.Effect<void, ScopeDenied | E, Actor> =>
   Effect.flatMap(Actor, (actor) =>
     actor.scopes.has(scope)
       ? Effect.void
-      : Effect.fail(new ScopeDenied({ message: `the credential lacks the ${scope} scope` })))
-
-/** Wraps every handler of a group with its endpoint's scope check. */
-export const enforceScopes = <H extends HttpApiBuilder.Handlers<any, any, any, any>>(handlers: H): H => {
-  const wrapped = Object.create(Object.getPrototypeOf(handlers))
-  wrapped.group = handlers.group
-  wrapped.handlers = Chunk.map(handlers.handlers, (item: HttpApiBuilder.Handlers.Item<any, any>) => {
-    const scope = Context.getOption((item.endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps).annotations, RequiredScope)
-    if (scope._tag === "None") {
-      throw new Error(`endpoint ${item.endpoint.name} of group ${handlers.group.identifier} declares no scope`)
-    }
-    const check = requireScope(scope.value)
-    return { ...item, handler: (request: any) => Effect.zipRight(check, item.handler(request)) }
-  })
-  return wrapped
-}
+      : Effect.zipRight(decodes, Effect.fail(new ScopeDenied({ message: `the credential lacks the ${scope} scope` }))))

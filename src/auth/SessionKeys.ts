@@ -11,12 +11,18 @@ import { Context, Effect, Layer, Option } from "effect"
 import { createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet } from "jose"
 import { readFile } from "node:fs/promises"
 import { AuthNotConfigured, InvalidCredential, TrustKeysUnavailable } from "../../schema/Errors.js"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 
 /** The claims a session carries that the service reads. */
 export interface SessionClaims {
   readonly userId: string
   readonly organizationId: Option.Option<string>
+}
+
+/** The session verifier's operation. */
+export interface SessionKeysService {
+  /** Verifies a session token against the console's trust keys; its claims, or why it does not authenticate. */
+  readonly verify: (token: string) => Effect.Effect<SessionClaims, InvalidCredential | AuthNotConfigured | TrustKeysUnavailable>
 }
 
 const JwtShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
@@ -102,11 +108,11 @@ const make = Effect.gen(function*() {
       }
     })
 
-  return { verify }
+  return SessionKeys.of({ verify })
 })
 
 /** Verification of console session tokens. */
-export class SessionKeys extends Context.Tag("SessionKeys")<SessionKeys, Effect.Effect.Success<typeof make>>() {
+export class SessionKeys extends Context.Tag("SessionKeys")<SessionKeys, SessionKeysService>() {
   /** Trust keys as configured. */
   static readonly layer = Layer.effect(SessionKeys, make)
 }

@@ -8,11 +8,12 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
-import { BillingRepo } from "./BillingRepo.js"
+import { newTransactionId } from "../ids/Ids.js"
 import { CreditStore } from "../ledger/CreditStore.js"
+import { BillingRepo } from "./BillingRepo.js"
 import { PaymentProcessor } from "./PaymentProcessor.js"
-import { newTransactionId } from "./Transactions.js"
 
 /** How long a claimed recharge may run before another process may retake it (with the same id). */
 export const RechargeStaleSeconds = 300
@@ -21,12 +22,26 @@ export const DeclinedCoolDownSeconds = 3_600
 /** Cool-down after the processor could not be reached. */
 export const UnreachableCoolDownSeconds = 120
 
+/** What one recharge attempt came to. */
+export type RechargeOutcome = "not_needed" | "charged" | "failed"
+
+/** Auto-recharge's operations. */
+export interface AutoRechargeService {
+  /** Recharges the organization now if it needs it; says what happened. */
+  readonly recharge: (organizationId: string) => Effect.Effect<RechargeOutcome, DatabaseUnavailable>
+  /**
+   * After a settlement: recharges in the background when settlement found the balance under the threshold with
+   * a recharge allowed (the recharge's own claim decides, atomically, whether it runs).
+   */
+  readonly afterSettlement: (organizationId: string, result: { readonly rechargeDue: boolean }) => Effect.Effect<void>
+}
+
 const make = Effect.gen(function*() {
   const repo = yield* BillingRepo
   const credit = yield* CreditStore
   const processor = yield* PaymentProcessor
 
-  const recharge = (organizationId: string) =>
+  const recharge = (organizationId: string): Effect.Effect<RechargeOutcome, DatabaseUnavailable> =>
     orUnavailable(Effect.gen(function*() {
       const claim = yield* repo.claimRecharge(organizationId, `rch_${randomBytes(16).toString("hex")}`, RechargeStaleSeconds)
       if (Option.isNone(claim)) return "not_needed" as const
@@ -64,24 +79,19 @@ const make = Effect.gen(function*() {
       return "charged" as const
     }))
 
-  return {
-    /** Recharges the organization now if it needs it; says what happened. */
+  return AutoRecharge.of({
     recharge,
-    /**
-     * After a settlement: recharges in the background when settlement found the balance under the threshold with
-     * a recharge allowed (the recharge's own claim decides, atomically, whether it runs).
-     */
-    afterSettlement: (organizationId: string, result: { readonly rechargeDue: boolean }) =>
+    afterSettlement: (organizationId, result) =>
       result.rechargeDue
         ? Effect.asVoid(Effect.forkDaemon(
           recharge(organizationId).pipe(Effect.catchAll((error) => Effect.logWarning("auto-recharge failed", error)))
         ))
         : Effect.void
-  }
+  })
 })
 
 /** Auto-recharge. */
-export class AutoRecharge extends Context.Tag("AutoRecharge")<AutoRecharge, Effect.Effect.Success<typeof make>>() {
+export class AutoRecharge extends Context.Tag("AutoRecharge")<AutoRecharge, AutoRechargeService>() {
   /** Auto-recharge over the billing repository, the credit store and the payment processor. */
   static readonly layer = Layer.effect(AutoRecharge, make)
 }

@@ -8,14 +8,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { InvalidAmount, NotConfigured, PaymentMethodRequired } from "../../schema/Errors.js"
+import type { AutoRechargeRequest, AutoRechargeSettings, BillingSummary, Checkout, Portal } from "../../schema/BillingApi.js"
+import { type DatabaseUnavailable, InvalidAmount, NotConfigured, PaymentMethodRequired } from "../../schema/Errors.js"
 import { formatTimestamp } from "../../schema/Ids.js"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { BillingRepo, type CheckoutRow, type SettingsRow } from "./BillingRepo.js"
 import { CreditStore } from "../ledger/CreditStore.js"
-import { PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
-import { newTransactionId } from "./Transactions.js"
+import { type InvalidWebhook, PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
+import { newTransactionId } from "../ids/Ids.js"
 
 /** Fewest micro-USD of a purchase or recharge (5 dollars). */
 export const MinPurchaseMicros = 5_000_000
@@ -27,7 +28,7 @@ export const CheckoutLifetimeMs = 60 * 60_000
 const MicrosPerCent = 10_000
 
 /** A processor's report that a checkout was paid. */
-type CompletedCheckout = Extract<ProcessorEvent, { kind: "checkout_completed" }>
+export type CompletedCheckout = Extract<ProcessorEvent, { kind: "checkout_completed" }>
 
 /** The bounds of one amount field. */
 interface AmountRule {
@@ -74,6 +75,39 @@ export const autoRechargeView = (settings: SettingsRow) => ({
       retry_at: settings.recharge_retry_after === null ? null : formatTimestamp(settings.recharge_retry_after)
     }
 })
+
+/** The billing service's operations. */
+export interface BillingService {
+  /** Balance, holds, auto-recharge settings and the last 50 transactions, newest first. */
+  readonly summary: (organizationId: string) => Effect.Effect<typeof BillingSummary.Type, DatabaseUnavailable>
+  /** Opens a checkout for a purchase of credit. */
+  readonly checkout: (
+    organizationId: string,
+    amountMicros: number
+  ) => Effect.Effect<typeof Checkout.Type, InvalidAmount | NotConfigured | DatabaseUnavailable>
+  /** Opens the processor's billing portal. */
+  readonly portal: (organizationId: string) => Effect.Effect<typeof Portal.Type, NotConfigured | DatabaseUnavailable>
+  /** Saves the auto-recharge settings; enabling needs a saved payment method. */
+  readonly setAutoRecharge: (
+    organizationId: string,
+    input: typeof AutoRechargeRequest.Type
+  ) => Effect.Effect<typeof AutoRechargeSettings.Type, InvalidAmount | PaymentMethodRequired | DatabaseUnavailable>
+  /**
+   * Credits a paid checkout once, the amount stored with it, in one transaction with the processor event that
+   * reported it (so a delivery that fails half-way is redelivered and credited); false when it was credited before,
+   * is unknown, or does not match the checkout (`via` names the processor reporting the payment).
+   */
+  readonly completeCheckout: (
+    event: CompletedCheckout,
+    method: { readonly brand: string | null; readonly last4: string | null },
+    via: string
+  ) => Effect.Effect<boolean, DatabaseUnavailable>
+  /** A processor webhook: verified, recorded once, and acted on. */
+  readonly handleWebhook: (
+    rawBody: string,
+    signature: string | undefined
+  ) => Effect.Effect<{ readonly received: boolean; readonly credited: boolean }, InvalidWebhook | DatabaseUnavailable>
+}
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -145,9 +179,8 @@ const make = Effect.gen(function*() {
       return true
     })))
 
-  return {
-    /** Balance, holds, auto-recharge settings and the last 50 transactions, newest first. */
-    summary: (organizationId: string) =>
+  return Billing.of({
+    summary: (organizationId) =>
       orUnavailable(Effect.gen(function*() {
         const [account] = yield* sql<{ billing_enabled: boolean; balance_micros: number; reserved_micros: number }>`
           SELECT o.billing_enabled, COALESCE(a.balance_micros, 0) AS balance_micros,
@@ -174,8 +207,7 @@ const make = Effect.gen(function*() {
           }))
         }
       })),
-    /** Opens a checkout for a purchase of credit. */
-    checkout: (organizationId: string, amountMicros: number) =>
+    checkout: (organizationId, amountMicros) =>
       Effect.gen(function*() {
         yield* checkAmount(PurchaseAmount, amountMicros)
         const id = `chk_${newTransactionId().slice(4)}`
@@ -196,8 +228,7 @@ const make = Effect.gen(function*() {
         yield* orUnavailable(repo.setCheckoutSession(id, session.processorRef, session.url))
         return { checkout_id: id, checkout_url: session.url, amount_micros: amountMicros, expires_at: formatTimestamp(expiresAt) }
       }),
-    /** Opens the processor's billing portal. */
-    portal: (organizationId: string) =>
+    portal: (organizationId) =>
       Effect.gen(function*() {
         const settings = yield* orUnavailable(repo.settings(organizationId))
         const email = yield* orUnavailable(ownerEmail(organizationId))
@@ -212,8 +243,7 @@ const make = Effect.gen(function*() {
         }
         return { portal_url: portal.url }
       }),
-    /** Saves the auto-recharge settings; enabling needs a saved payment method. */
-    setAutoRecharge: (organizationId: string, input: { enabled: boolean; threshold_micros: number; amount_micros: number }) =>
+    setAutoRecharge: (organizationId, input) =>
       Effect.gen(function*() {
         yield* checkAmount(RechargeThreshold, input.threshold_micros)
         yield* checkAmount(RechargeAmount, input.amount_micros)
@@ -232,10 +262,8 @@ const make = Effect.gen(function*() {
         }))
         return autoRechargeView(saved)
       }),
-    /** Credits a completed checkout once (a webhook or the local page); false when it was credited before. */
     completeCheckout,
-    /** A processor webhook: verified, recorded once, and acted on. */
-    handleWebhook: (rawBody: string, signature: string | undefined) =>
+    handleWebhook: (rawBody, signature) =>
       Effect.gen(function*() {
         const event = yield* processor.parseWebhook(rawBody, signature)
         if (event.kind !== "checkout_completed") {
@@ -245,11 +273,11 @@ const make = Effect.gen(function*() {
         const credited = yield* completeCheckout(event, { brand: null, last4: null }, processor.name)
         return { received: true, credited }
       })
-  }
+  })
 })
 
 /** The billing service. */
-export class Billing extends Context.Tag("Billing")<Billing, Effect.Effect.Success<typeof make>>() {
+export class Billing extends Context.Tag("Billing")<Billing, BillingService>() {
   /** Billing over its repository, the credit store and the payment processor. */
   static readonly layer = Layer.effect(Billing, make)
 }

@@ -3,7 +3,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
-import { enforceScopes } from "../auth/Scopes.js"
 import { Billing } from "./Billing.js"
 
 /** The billing group's handlers. */
@@ -16,5 +15,4 @@ export const BillingHttp = HttpApiBuilder.group(Api, "billing", (handlers) =>
       .handle("portal", () => Effect.flatMap(Actor, (actor) => billing.portal(actor.organizationId)))
       .handle("autoRecharge", ({ payload }) =>
         Effect.flatMap(Actor, (actor) => billing.setAutoRecharge(actor.organizationId, payload)))
-      .pipe(enforceScopes)
   }))

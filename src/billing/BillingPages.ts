@@ -7,13 +7,13 @@
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import { CurrentRequestId } from "../../schema/Errors.js"
-import { AppConfig } from "../AppConfig.js"
-import { OrganizationsRepo } from "../organizations/OrganizationsRepo.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { Billing } from "./Billing.js"
 import { BillingRepo, type CheckoutRow } from "./BillingRepo.js"
 import { CreditStore } from "../ledger/CreditStore.js"
 import { checkoutPage, escapeHtml, portalPage } from "./LocalPages.js"
 import { localCustomerId, localPaymentMethodId, verifyCheckoutToken, verifyPortalToken } from "./LocalProcessor.js"
+import { OrganizationNames } from "./OrganizationNames.js"
 import { LocalSigningKey } from "./PaymentProcessorLive.js"
 
 /** The paths these routes serve (for the boundary's 405 detection). */
@@ -61,12 +61,12 @@ export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
     const billing = yield* Billing
     const repo = yield* BillingRepo
     const credit = yield* CreditStore
-    const organizations = yield* OrganizationsRepo
+    const organizations = yield* OrganizationNames
     const signingKey = yield* LocalSigningKey
     const local = config.billingProvider === "local"
 
     const organizationName = (id: string) =>
-      Effect.map(organizations.getOrganization(id), Option.match({ onNone: () => id, onSome: (row) => row.name }))
+      Effect.map(organizations.nameOf(id), Option.getOrElse(() => id))
 
     /** A local checkout, found only with its link's token (a wrong or missing token finds nothing). */
     const localCheckout = (id: string, token: string) =>

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { LocalProcessor } from "./LocalProcessor.js"
 import { StripeProcessor } from "./StripeProcessor.js"
 

@@ -2,14 +2,19 @@
  * The one-time sign-up credit (spec, Billing): 5,000,000 micro-USD when an organization is created for a verified
  * owner, once per e-mail address. Addresses are compared normalized: trimmed, lower-cased, without a `+tag` in the
  * local part, and for Gmail without dots (googlemail.com counts as gmail.com), so `A.Da+x@GMail.com` and
- * `ada@gmail.com` are one address.
+ * `ada@gmail.com` are one address. The one billing operation organization set-up calls (`SignupCredit.grant`).
  */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer } from "effect"
+import { newTransactionId } from "../ids/Ids.js"
+import { CreditStore } from "../ledger/CreditStore.js"
+import { BillingRepo } from "./BillingRepo.js"
 
 /** The sign-up credit in micro-USD. */
-export const SignupCreditMicros = 5_000_000
+const SignupCreditMicros = 5_000_000
 
 /** The normalized form of an e-mail address. */
-export const normalizeEmail = (email: string): string => {
+const normalizeEmail = (email: string): string => {
   const trimmed = email.trim().toLowerCase()
   const at = trimmed.lastIndexOf("@")
   if (at <= 0) return trimmed
@@ -20,4 +25,41 @@ export const normalizeEmail = (email: string): string => {
   if (domain === "googlemail.com") domain = "gmail.com"
   if (domain === "gmail.com") local = local.replace(/\./g, "")
   return `${local}@${domain}`
+}
+
+/** The sign-up credit's operation. */
+export interface SignupCreditService {
+  /**
+   * Credits a new organization of a verified owner with the sign-up credit, unless the owner's address (normalized)
+   * had it already; true when it was credited. Runs in the caller's transaction, so the organization and its credit
+   * are stored together or not at all.
+   */
+  readonly grant: (organizationId: string, ownerEmail: string) => Effect.Effect<boolean, SqlError>
+}
+
+/** The sign-up credit. */
+export class SignupCredit extends Context.Tag("SignupCredit")<SignupCredit, SignupCreditService>() {
+  /** The sign-up credit over the billing tables and the credit store. */
+  static readonly layer = Layer.effect(
+    SignupCredit,
+    Effect.gen(function*() {
+      const billing = yield* BillingRepo
+      const credit = yield* CreditStore
+      return SignupCredit.of({
+        grant: (organizationId, ownerEmail) =>
+          Effect.gen(function*() {
+            const email = normalizeEmail(ownerEmail)
+            if (!(yield* billing.claimSignup(email, organizationId))) return false
+            return yield* credit.credit({
+              organizationId,
+              id: newTransactionId(),
+              kind: "signup_credit",
+              amountMicros: SignupCreditMicros,
+              description: "Sign-up credit",
+              externalRef: `signup:${email}`
+            })
+          })
+      })
+    })
+  )
 }

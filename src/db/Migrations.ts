@@ -7,7 +7,7 @@ import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { shippedFile } from "../ProjectRoot.js"
+import { shippedFile } from "../config/ProjectRoot.js"
 
 /** The folder of the migration files shipped with the service. */
 export const migrationsDir = shippedFile("migrations")

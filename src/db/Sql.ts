@@ -4,7 +4,7 @@
  * layer is ready to serve once built (build it before the HTTP server listens; see Server.ts).
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { findOwner, openEmbedded, ownerTarget } from "./Embedded.js"
 import { migrate } from "./Migrations.js"
 import { pgClientLayer } from "./PgPool.js"

@@ -6,7 +6,7 @@
 import { HttpApiBuilder, HttpRouter } from "@effect/platform"
 import type { HttpApi, HttpApiGroup } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { makeCors } from "./Cors.js"
 import { errorBoundary } from "./ErrorBoundary.js"
 import { RequestShapeLive } from "./RequestShape.js"

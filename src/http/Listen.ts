@@ -7,7 +7,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { makeCors } from "./Cors.js"
 import { startOverloadGuard } from "./Overload.js"
 import { createServer } from "node:http"

@@ -3,7 +3,8 @@
  * payload (check order: routing, credential, then these, then decoding, then the scope). On a route that takes a
  * body it reads the body under the route's limit, parses it as JSON and refuses a body nested deeper than
  * `MaxJsonDepth`; the handler then runs on a view of the request that hands HttpApi the parsed value (below). It also
- * records the route's rejection style for the edge, which maps whatever decoding fails afterwards.
+ * records the route's rejection style for the edge, which maps whatever decoding fails afterwards. Last, it checks
+ * the endpoint's scope (src/auth/Scopes.ts), which the contract puts after decoding.
  */
 import { Headers, HttpIncomingMessage, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -12,6 +13,7 @@ import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
 import { badBody, badQuery, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
+import { checkScope } from "../auth/Scopes.js"
 import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
 
@@ -103,6 +105,7 @@ const checkShape = (table: RouteTable) =>
     const query = yield* HttpServerRequest.ParsedSearchParams
     const problem = info.checkQuery(query) ?? unstorableQuery(query)
     if (problem !== undefined) return yield* badQuery(style, problem)
+    if (info.scope !== undefined) yield* checkScope(info.scope, info.decodeRequest(seen, context.params))
     return seen
   })
 

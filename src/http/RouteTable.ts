@@ -1,11 +1,15 @@
 /**
  * What the boundary knows about each endpoint, computed once from the HttpApi definition: its rejection style, body
- * limit, whether it takes a body, its compiled query decoder and its required scope. Also answers "does any route
- * serve this path with another method?", which turns the router's miss into 405 instead of 404.
+ * limit, whether it takes a body, its compiled query decoder, its required scope and how HttpApi will decode its
+ * request. An authenticated endpoint without a scope, or whose group has no request-shape middleware to check it,
+ * stops the start. Also answers "does any route serve this path with another method?", which turns the router's
+ * miss into 405 instead of 404.
  */
-import { HttpApi, HttpApiGroup } from "@effect/platform"
-import { Context, Option, ParseResult, Schema } from "effect"
+import { HttpApi, HttpApiError, HttpApiGroup } from "@effect/platform"
+import type { HttpApiEndpoint, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Option, ParseResult, Schema } from "effect"
 import { BodyLimit, MiB, type RejectionStyle } from "../../schema/Annotations.js"
+import { Authentication } from "../../schema/Auth.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { RequiredScope, type Scope } from "../../schema/Scope.js"
 import { describeParseError } from "./Rejection.js"
@@ -22,9 +26,18 @@ export interface EndpointInfo {
   readonly tooLargeStyle: RejectionStyle
   readonly bodyLimit: number
   readonly hasPayload: boolean
+  /** The scope an authenticated endpoint requires; undefined on an endpoint without authentication. */
   readonly scope: Scope | undefined
   /** Checks the query string; the first problem in words, or undefined when it is acceptable. */
   readonly checkQuery: (query: Readonly<Record<string, unknown>>) => string | undefined
+  /**
+   * Decodes the path, the body (of the request as the handler sees it, the body parsed) and the headers as HttpApi
+   * decodes them before the handler, in its order, failing as it fails; the query is `checkQuery`'s.
+   */
+  readonly decodeRequest: (
+    request: HttpServerRequest.HttpServerRequest,
+    params: HttpRouter.RouteContext["params"]
+  ) => Effect.Effect<void, HttpApiError.HttpApiDecodeError>
 }
 
 /** Endpoints with a request shape by `METHOD path` (the router's template), plus path matchers for 405 detection. */
@@ -59,6 +72,21 @@ const compileQuery = (schema: Option.Option<Schema.Schema<any, any, never>>) => 
   }
 }
 
+const decoder = (schema: Option.Option<Schema.Schema.Any>) =>
+  Option.map(schema, (value) => Schema.decodeUnknown(value as Schema.Schema<unknown, unknown, never>))
+
+const compileRequestDecoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodeRequest"] => {
+  const path = decoder(endpoint.pathSchema)
+  const payload = decoder(endpoint.payloadSchema)
+  const headers = decoder(endpoint.headersSchema)
+  return (request, params) =>
+    Effect.gen(function*() {
+      if (Option.isSome(path)) yield* path.value(params)
+      if (Option.isSome(payload)) yield* Effect.flatMap(Effect.orDie(request.json), payload.value)
+      if (Option.isSome(headers)) yield* headers.value(request.headers)
+    }).pipe(Effect.catchAll(HttpApiError.HttpApiDecodeError.refailParseError))
+}
+
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
@@ -69,14 +97,20 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
   const unshaped: Array<RegExp> = extraPaths.map(templateToRegExp)
   HttpApi.reflect(api, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, mergedAnnotations, middleware }) => {
+    onEndpoint: ({ endpoint, group, mergedAnnotations, middleware }) => {
       const urlParams = endpoint.urlParamsSchema
       const keys = new Set([...middleware].map((tag) => tag.key))
+      const scope = Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope))
       const style: RejectionStyle | undefined = keys.has(PlainRequestShape.key)
         ? "plain"
         : keys.has(JsonRequestShape.key)
         ? "json"
         : undefined
+      if (keys.has(Authentication.key)) {
+        const where = `endpoint ${endpoint.name} of group ${group.identifier}`
+        if (scope === undefined) throw new Error(`${where} declares no scope`)
+        if (style === undefined) throw new Error(`${where} has no request-shape middleware to check its scope`)
+      }
       patterns.push(templateToRegExp(endpoint.path))
       if (style === undefined) {
         unshaped.push(templateToRegExp(endpoint.path))
@@ -90,8 +124,9 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         tooLargeStyle: style === "json" && hasPayload ? "json" : "plain",
         bodyLimit: Context.getOption(mergedAnnotations, BodyLimit).pipe(Option.getOrElse(() => MiB)),
         hasPayload,
-        scope: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope)),
-        checkQuery: compileQuery(urlParams as unknown as Option.Option<Schema.Schema<any, any, never>>)
+        scope: keys.has(Authentication.key) ? scope : undefined,
+        checkQuery: compileQuery(urlParams as unknown as Option.Option<Schema.Schema<any, any, never>>),
+        decodeRequest: compileRequestDecoder(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
       })
     }
   })

@@ -6,6 +6,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { ActorShape, Principal } from "../../schema/Auth.js"
 import {
+  type DatabaseUnavailable,
   EmptyScopes,
   KeyNotFound,
   KeyRevoked,
@@ -17,7 +18,7 @@ import { formatTimestamp, KeyIdPattern } from "../../schema/Ids.js"
 import type { Scope } from "../../schema/Scope.js"
 import { CredentialVerifier } from "../auth/CredentialVerifier.js"
 import { newSecret, secretHash, secretPrefix } from "../auth/KeySecrets.js"
-import { newKeyId } from "../Ids.js"
+import { newKeyId } from "../ids/Ids.js"
 import { type KeyRow, KeysRepo } from "./KeysRepo.js"
 
 /** A key as the API shows it. */
@@ -55,6 +56,42 @@ export interface KeyRequest {
   readonly principal?: Principal | undefined
 }
 
+/** A key with its secret, shown once: on creation and rotation. */
+export type IssuedKey = KeyView & { readonly secret: string }
+
+/** A key to issue with no caller's rules applied (operator tools, organization set-up). */
+export interface KeyIssue {
+  readonly organizationId: string
+  readonly name: string
+  readonly principal: Principal
+  readonly scopes: ReadonlyArray<Scope>
+  readonly createdBy: string
+}
+
+/** The keys service's operations. */
+export interface KeysService {
+  /** Creates a key with a fresh secret (operator tools and organization set-up call this directly). */
+  readonly issue: (input: KeyIssue) => Effect.Effect<IssuedKey, DatabaseUnavailable>
+  /** Creates a key for the caller under the contract's rules. */
+  readonly create: (
+    actor: ActorShape,
+    request: KeyRequest
+  ) => Effect.Effect<IssuedKey, EmptyScopes | ScopeDenied | PrincipalIsNotTheCaller | ScopeExceedsCreator | DatabaseUnavailable>
+  /** Every key of the organization, newest first. */
+  readonly list: (organizationId: string) => Effect.Effect<ReadonlyArray<KeyView>, DatabaseUnavailable>
+  /** One key of the organization. */
+  readonly get: (organizationId: string, keyId: string) => Effect.Effect<KeyView, KeyNotFound | DatabaseUnavailable>
+  /** Revokes a key for a caller holding every scope of it (`revokeAsOperator` skips that rule). */
+  readonly revoke: (actor: ActorShape, keyId: string) => Effect.Effect<KeyView, KeyNotFound | ScopeDenied | DatabaseUnavailable>
+  /** Revokes a key on an operator's authority (the CLI); revoking a revoked key returns it unchanged. */
+  readonly revokeAsOperator: (organizationId: string, keyId: string) => Effect.Effect<KeyView, KeyNotFound | DatabaseUnavailable>
+  /** Issues a new secret for an active key of a caller holding every scope of it; the previous one stops at once. */
+  readonly rotate: (
+    actor: ActorShape,
+    keyId: string
+  ) => Effect.Effect<IssuedKey, KeyNotFound | ScopeDenied | KeyRevoked | DatabaseUnavailable>
+}
+
 const notFound = (keyId: string) => new KeyNotFound({ message: `no key ${keyId} in this organization` })
 
 /**
@@ -75,13 +112,7 @@ const make = Effect.gen(function*() {
   const repo = yield* KeysRepo
   const verifier = yield* CredentialVerifier
 
-  const issue = (input: {
-    readonly organizationId: string
-    readonly name: string
-    readonly principal: Principal
-    readonly scopes: ReadonlyArray<Scope>
-    readonly createdBy: string
-  }) =>
+  const issue = (input: KeyIssue) =>
     Effect.gen(function*() {
       const secret = newSecret()
       const row = yield* repo.insert({
@@ -114,11 +145,9 @@ const make = Effect.gen(function*() {
       return keyView(revoked.value)
     })
 
-  return {
-    /** Creates a key with a fresh secret (operator tools and organization set-up call this directly). */
+  return Keys.of({
     issue,
-    /** Creates a key for the caller under the contract's rules. */
-    create: (actor: ActorShape, request: KeyRequest) =>
+    create: (actor, request) =>
       Effect.gen(function*() {
         if (request.scopes.length === 0) return yield* new EmptyScopes({ message: "a key needs at least one scope" })
         const principal = request.principal ?? actor.principal
@@ -142,21 +171,16 @@ const make = Effect.gen(function*() {
           createdBy: actor.principal.id
         })
       }),
-    /** Every key of the organization, newest first. */
-    list: (organizationId: string) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
-    /** One key of the organization. */
-    get: (organizationId: string, keyId: string) => Effect.map(find(organizationId, keyId), keyView),
-    /** Revokes a key for a caller holding every scope of it (`revokeAsOperator` skips that rule). */
-    revoke: (actor: ActorShape, keyId: string) =>
+    list: (organizationId) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
+    get: (organizationId, keyId) => Effect.map(find(organizationId, keyId), keyView),
+    revoke: (actor, keyId) =>
       Effect.gen(function*() {
         const current = yield* find(actor.organizationId, keyId)
         yield* checkContained(actor, current)
         return yield* revokeRow(current)
       }),
-    /** Revokes a key on an operator's authority (the CLI); revoking a revoked key returns it unchanged. */
-    revokeAsOperator: (organizationId: string, keyId: string) => Effect.flatMap(find(organizationId, keyId), revokeRow),
-    /** Issues a new secret for an active key of a caller holding every scope of it; the previous one stops at once. */
-    rotate: (actor: ActorShape, keyId: string) =>
+    revokeAsOperator: (organizationId, keyId) => Effect.flatMap(find(organizationId, keyId), revokeRow),
+    rotate: (actor, keyId) =>
       Effect.gen(function*() {
         const current = yield* find(actor.organizationId, keyId)
         yield* checkContained(actor, current)
@@ -166,11 +190,11 @@ const make = Effect.gen(function*() {
         verifier.forget(rotated.value.previous_hash)
         return { ...keyView(rotated.value), secret }
       })
-  }
+  })
 })
 
 /** The keys service. */
-export class Keys extends Context.Tag("Keys")<Keys, Effect.Effect.Success<typeof make>>() {
+export class Keys extends Context.Tag("Keys")<Keys, KeysService>() {
   /** Keys over their repository and the credential verifier. */
   static readonly layer = Layer.effect(Keys, make)
 }

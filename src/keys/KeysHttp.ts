@@ -3,7 +3,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
-import { enforceScopes } from "../auth/Scopes.js"
 import { Keys } from "./Keys.js"
 
 /** The keys group's handlers. */
@@ -16,5 +15,4 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
       .handle("create", ({ payload }) => Effect.flatMap(Actor, (actor) => keys.create(actor, payload)))
       .handle("revoke", ({ path }) => Effect.flatMap(Actor, (actor) => keys.revoke(actor, path.key_id)))
       .handle("rotate", ({ path }) => Effect.flatMap(Actor, (actor) => keys.rotate(actor, path.key_id)))
-      .pipe(enforceScopes)
   }))

@@ -1,11 +1,14 @@
 /**
  * The `api_keys` table (only this module writes it). Keys are looked up by the SHA-256 of their secret; every other
  * access is scoped to one organization, so another organization's key is indistinguishable from an unknown one.
+ * Its layer also provides authentication's port over the table (`KeyCredentials`).
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../../schema/Auth.js"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import type { Scope } from "../../schema/Scope.js"
+import { KeyCredentials, type KeyUse } from "../auth/KeyCredentials.js"
 import { orUnavailable } from "../db/Unavailable.js"
 
 /** A stored key (never its secret). */
@@ -36,36 +39,57 @@ export interface NewKey {
   readonly createdBy: string
 }
 
+/** The repository's operations. */
+export interface KeysRepoService {
+  /** The key holding a secret hash, if any. */
+  readonly findBySecretHash: (hash: Buffer) => Effect.Effect<Option.Option<KeyRow>, DatabaseUnavailable>
+  /** Every key of an organization, newest first. */
+  readonly list: (organizationId: string) => Effect.Effect<ReadonlyArray<KeyRow>, DatabaseUnavailable>
+  /** One key of an organization. */
+  readonly get: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<KeyRow>, DatabaseUnavailable>
+  /** Stores a new active key. */
+  readonly insert: (key: NewKey) => Effect.Effect<KeyRow, DatabaseUnavailable>
+  /** Revokes an active key (no change to one already revoked); returns the key as stored, if it exists. */
+  readonly revoke: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<KeyRow>, DatabaseUnavailable>
+  /** Gives an active key a new secret; returns the key and its previous secret hash, if it was active. */
+  readonly rotate: (
+    organizationId: string,
+    keyId: string,
+    hash: Buffer,
+    prefix: string
+  ) => Effect.Effect<Option.Option<KeyRow & { readonly previous_hash: Buffer }>, DatabaseUnavailable>
+  /** The secret hash of a key (to forget cached verifications after a revocation). */
+  readonly hashOf: (keyId: string) => Effect.Effect<Option.Option<Buffer>, DatabaseUnavailable>
+  /** Records uses: sets `last_used_at` where it is unset or more than a minute old. */
+  readonly touch: (uses: ReadonlyArray<KeyUse>) => Effect.Effect<void, DatabaseUnavailable>
+}
+
 const columns = "id, organization_id, name, principal_type, principal_id, scopes, secret_prefix, state, created_by, created_at, last_used_at, revoked_at"
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const cols = sql.literal(columns)
-  return {
-    /** The key holding a secret hash, if any. */
-    findBySecretHash: (hash: Buffer) =>
+  return KeysRepo.of({
+    findBySecretHash: (hash) =>
       orUnavailable(
         Effect.map(
           sql<KeyRow>`SELECT ${cols} FROM api_keys WHERE secret_sha256 = ${hash}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    /** Every key of an organization, newest first. */
-    list: (organizationId: string) =>
+    list: (organizationId) =>
       orUnavailable(
         sql<KeyRow>`SELECT ${cols} FROM api_keys WHERE organization_id = ${organizationId}
           ORDER BY created_at DESC, id DESC`
       ),
-    /** One key of an organization. */
-    get: (organizationId: string, keyId: string) =>
+    get: (organizationId, keyId) =>
       orUnavailable(
         Effect.map(
           sql<KeyRow>`SELECT ${cols} FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    /** Stores a new active key. */
-    insert: (key: NewKey) =>
+    insert: (key) =>
       orUnavailable(
         Effect.map(
           sql<KeyRow>`INSERT INTO api_keys (id, organization_id, name, principal_type, principal_id, scopes,
@@ -76,8 +100,7 @@ const make = Effect.gen(function*() {
           (rows) => rows[0]!
         )
       ),
-    /** Revokes an active key (no change to one already revoked); returns the key as stored, if it exists. */
-    revoke: (organizationId: string, keyId: string) =>
+    revoke: (organizationId, keyId) =>
       orUnavailable(
         Effect.map(
           sql<KeyRow>`WITH revoked AS (
@@ -91,8 +114,7 @@ const make = Effect.gen(function*() {
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    /** Gives an active key a new secret; returns the key and its previous secret hash, if it was active. */
-    rotate: (organizationId: string, keyId: string, hash: Buffer, prefix: string) =>
+    rotate: (organizationId, keyId, hash, prefix) =>
       orUnavailable(
         Effect.map(
           sql<KeyRow & { readonly previous_hash: Buffer }>`UPDATE api_keys AS k
@@ -105,16 +127,14 @@ const make = Effect.gen(function*() {
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    /** The secret hash of a key (to forget cached verifications after a revocation). */
-    hashOf: (keyId: string) =>
+    hashOf: (keyId) =>
       orUnavailable(
         Effect.map(
           sql<{ secret_sha256: Buffer }>`SELECT secret_sha256 FROM api_keys WHERE id = ${keyId}`,
           (rows) => Option.fromNullable(rows[0]?.secret_sha256)
         )
       ),
-    /** Records uses: sets `last_used_at` where it is unset or more than a minute old. */
-    touch: (uses: ReadonlyArray<{ readonly keyId: string; readonly at: Date }>) =>
+    touch: (uses) =>
       uses.length === 0
         ? Effect.void
         : orUnavailable(
@@ -124,11 +144,14 @@ const make = Effect.gen(function*() {
             WHERE k.id = u.id AND k.state = 'active'
               AND (k.last_used_at IS NULL OR k.last_used_at < u.at - interval '1 minute')`
         ).pipe(Effect.asVoid)
-  }
+  })
 })
 
 /** Storage of API keys. */
-export class KeysRepo extends Context.Tag("KeysRepo")<KeysRepo, Effect.Effect.Success<typeof make>>() {
-  /** The repository over the SQL client. */
-  static readonly layer = Layer.effect(KeysRepo, make)
+export class KeysRepo extends Context.Tag("KeysRepo")<KeysRepo, KeysRepoService>() {
+  /** The repository over the SQL client, with authentication's `KeyCredentials` over it. */
+  static readonly layer = Layer.effect(
+    KeyCredentials,
+    Effect.map(KeysRepo, (repo) => KeyCredentials.of({ findBySecretHash: repo.findBySecretHash, recordUses: repo.touch }))
+  ).pipe(Layer.provideMerge(Layer.effect(KeysRepo, make)))
 }

@@ -10,7 +10,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { query, type Statement } from "./LedgerSql.js"
 

@@ -10,7 +10,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import { uuidFromHex, uuidv7Hex } from "../Ids.js"
+import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import type { LeaseRow, Needs } from "./Escrow.js"
 import { query, type Statement, transaction } from "./LedgerSql.js"
 import { creditFree, lockAccount, lockPosition, spendFree, tokensFree } from "./Position.js"

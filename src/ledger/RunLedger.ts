@@ -20,7 +20,7 @@ import {
 } from "../../schema/Errors.js"
 import { PgPools } from "../db/PgPool.js"
 import { unavailableOrDie } from "../db/Unavailable.js"
-import { uuidFromHex, uuidv7Hex } from "../Ids.js"
+import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import { admitExact, type ExactOutcome, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
 import { makeBatcher } from "./Batcher.js"
 import { Escrow, type Needs, type Reservation } from "./Escrow.js"

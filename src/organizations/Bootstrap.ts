@@ -6,7 +6,7 @@
 import { Effect, Layer, Option } from "effect"
 import { chmodSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { DatabaseKind } from "../db/Sql.js"
 import { Organizations } from "./Organizations.js"
 

@@ -5,15 +5,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { Roles, Scopes } from "../../schema/Scope.js"
+import { SignupCredit } from "../billing/SignupCredit.js"
 import { orUnavailable } from "../db/Unavailable.js"
-import { newOrganizationId, newUserId } from "../Ids.js"
-import { BillingRepo } from "../billing/BillingRepo.js"
-import { CreditStore } from "../ledger/CreditStore.js"
-import { normalizeEmail, SignupCreditMicros } from "../billing/SignupCredit.js"
-import { newTransactionId } from "../billing/Transactions.js"
+import { newOrganizationId, newUserId } from "../ids/Ids.js"
 import { Keys } from "../keys/Keys.js"
-import { OrganizationsRepo } from "./OrganizationsRepo.js"
+import { CreditStore } from "../ledger/CreditStore.js"
+import { type MemberInput, type MemberRow, type OrganizationRow, OrganizationsRepo } from "./OrganizationsRepo.js"
 
 /** What `org create` asks for. */
 export interface NewOrganization {
@@ -34,6 +33,20 @@ export interface CreatedOrganization {
 /** An operator input that cannot be accepted. */
 export class InvalidInput extends Data.TaggedError("InvalidInput")<{ readonly message: string }> {}
 
+/** The organizations service's operations. */
+export interface OrganizationsService {
+  /** Creates an organization, its owner member and an owner key with all nine scopes. */
+  readonly create: (input: NewOrganization) => Effect.Effect<CreatedOrganization, InvalidInput | DatabaseUnavailable>
+  /** Adds a member (or updates an existing member's role, e-mail and verification). */
+  readonly addMember: (input: MemberInput) => Effect.Effect<MemberRow, InvalidInput | DatabaseUnavailable>
+  /** Fails unless the organization exists; returns it. */
+  readonly requireOrganization: (id: string) => Effect.Effect<OrganizationRow, InvalidInput | DatabaseUnavailable>
+  /** Fails unless the user is a member of the organization; returns the member. */
+  readonly requireMember: (organizationId: string, userId: string) => Effect.Effect<MemberRow, InvalidInput | DatabaseUnavailable>
+  /** Creates the `default` organization when none exists yet; returns it, or none when one already existed. */
+  readonly bootstrap: Effect.Effect<Option.Option<CreatedOrganization>, InvalidInput | DatabaseUnavailable>
+}
+
 const UserIdPattern = /^[A-Za-z0-9._@:-]{1,128}$/
 const EmailPattern = /^[^\s@]+@[^\s@]+$/
 
@@ -42,7 +55,7 @@ const make = Effect.gen(function*() {
   const repo = yield* OrganizationsRepo
   const keys = yield* Keys
   const credit = yield* CreditStore
-  const billing = yield* BillingRepo
+  const signupCredit = yield* SignupCredit
 
   const requireOrganization = (id: string) =>
     Effect.flatMap(repo.getOrganization(id), Option.match({
@@ -59,7 +72,7 @@ const make = Effect.gen(function*() {
       ? Effect.fail(new InvalidInput({ message: `role must be one of ${Roles.join(", ")}` }))
       : Effect.void
 
-  const create = (input: NewOrganization) =>
+  const create = (input: NewOrganization): Effect.Effect<CreatedOrganization, InvalidInput | DatabaseUnavailable> =>
     Effect.gen(function*() {
       const name = input.name.trim()
       if (name === "" || name.length > 200) return yield* Effect.fail(new InvalidInput({ message: "a name is 1 to 200 characters" }))
@@ -76,19 +89,7 @@ const make = Effect.gen(function*() {
           verified: input.verified,
           role: "owner"
         })
-        if (input.verified) {
-          const email = normalizeEmail(input.ownerEmail)
-          if (yield* billing.claimSignup(email, organizationId)) {
-            yield* credit.credit({
-              organizationId,
-              id: newTransactionId(),
-              kind: "signup_credit",
-              amountMicros: SignupCreditMicros,
-              description: "Sign-up credit",
-              externalRef: `signup:${email}`
-            })
-          }
-        }
+        if (input.verified) yield* signupCredit.grant(organizationId, input.ownerEmail)
         return yield* keys.issue({
           organizationId,
           name: "owner",
@@ -100,36 +101,31 @@ const make = Effect.gen(function*() {
       return { organization_id: organizationId, owner_user_id: ownerId, key: { id: key.id, secret: key.secret } }
     })
 
-  return {
-    /** Creates an organization, its owner member and an owner key with all nine scopes. */
+  return Organizations.of({
     create,
-    /** Adds a member (or updates an existing member's role, e-mail and verification). */
-    addMember: (input: { organizationId: string; userId: string; email: string; role: string; verified: boolean }) =>
+    addMember: (input) =>
       Effect.gen(function*() {
         yield* validateMember(input.userId, input.email, input.role)
         yield* requireOrganization(input.organizationId)
         return yield* repo.upsertMember({ ...input, email: input.email.trim().toLowerCase() })
       }),
-    /** Fails unless the organization exists; returns it. */
     requireOrganization,
-    /** Fails unless the user is a member of the organization; returns the member. */
-    requireMember: (organizationId: string, userId: string) =>
+    requireMember: (organizationId, userId) =>
       Effect.flatMap(repo.findMember(organizationId, userId), Option.match({
         onNone: () => Effect.fail(new InvalidInput({ message: `${userId} is not a member of ${organizationId}` })),
         onSome: Effect.succeed
       })),
-    /** Creates the `default` organization when none exists yet; returns it, or none when one already existed. */
     bootstrap: Effect.gen(function*() {
       if (yield* repo.anyOrganization) return Option.none<CreatedOrganization>()
       return Option.some(
         yield* create({ name: "default", ownerEmail: "owner@localhost", verified: false, billing: false })
       )
     })
-  }
+  })
 })
 
 /** The organizations service. */
-export class Organizations extends Context.Tag("Organizations")<Organizations, Effect.Effect.Success<typeof make>>() {
-  /** Organizations over their repository and the keys service. */
+export class Organizations extends Context.Tag("Organizations")<Organizations, OrganizationsService>() {
+  /** Organizations over their repository, the keys service, the credit store and the sign-up credit. */
   static readonly layer = Layer.effect(Organizations, make)
 }

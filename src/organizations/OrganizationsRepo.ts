@@ -1,8 +1,12 @@
 /**
- * The `organizations` and `members` tables (only this module writes them).
+ * The `organizations` and `members` tables (only this module writes them). Its layer also provides the ports other
+ * folders read them through: authentication's `MemberRoles` and billing's `OrganizationNames`.
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
+import { MemberRoles } from "../auth/MemberRoles.js"
+import { OrganizationNames } from "../billing/OrganizationNames.js"
 import { orUnavailable } from "../db/Unavailable.js"
 
 /** A member of an organization. */
@@ -22,30 +26,51 @@ export interface OrganizationRow {
   readonly created_at: Date
 }
 
+/** A member to add, or whose role, e-mail and verification to change. */
+export interface MemberInput {
+  readonly organizationId: string
+  readonly userId: string
+  readonly email: string
+  readonly verified: boolean
+  readonly role: string
+}
+
+/** The repository's operations. */
+export interface OrganizationsRepoService {
+  /** Stores an organization. */
+  readonly insertOrganization: (
+    organization: { readonly id: string; readonly name: string; readonly billingEnabled: boolean }
+  ) => Effect.Effect<void, DatabaseUnavailable>
+  /** An organization by id. */
+  readonly getOrganization: (id: string) => Effect.Effect<Option.Option<OrganizationRow>, DatabaseUnavailable>
+  /** Whether any organization exists. */
+  readonly anyOrganization: Effect.Effect<boolean, DatabaseUnavailable>
+  /** Adds a member, or changes the role, e-mail and verification of an existing one. */
+  readonly upsertMember: (member: MemberInput) => Effect.Effect<MemberRow, DatabaseUnavailable>
+  /** A member of an organization. */
+  readonly findMember: (organizationId: string, userId: string) => Effect.Effect<Option.Option<MemberRow>, DatabaseUnavailable>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  return {
-    /** Stores an organization. */
-    insertOrganization: (organization: { id: string; name: string; billingEnabled: boolean }) =>
+  return OrganizationsRepo.of({
+    insertOrganization: (organization) =>
       orUnavailable(
         sql`INSERT INTO organizations (id, name, billing_enabled)
           VALUES (${organization.id}, ${organization.name}, ${organization.billingEnabled})`
       ).pipe(Effect.asVoid),
-    /** An organization by id. */
-    getOrganization: (id: string) =>
+    getOrganization: (id) =>
       orUnavailable(
         Effect.map(
           sql<OrganizationRow>`SELECT id, name, billing_enabled, created_at FROM organizations WHERE id = ${id}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    /** Whether any organization exists. */
     anyOrganization: orUnavailable(
       Effect.map(sql<{ present: boolean }>`SELECT EXISTS (SELECT 1 FROM organizations) AS present`, (rows) =>
         rows[0]?.present === true)
     ),
-    /** Adds a member, or changes the role, e-mail and verification of an existing one. */
-    upsertMember: (member: { organizationId: string; userId: string; email: string; verified: boolean; role: string }) =>
+    upsertMember: (member) =>
       orUnavailable(
         Effect.map(
           sql<MemberRow>`INSERT INTO members (organization_id, user_id, email, email_verified, role)
@@ -56,8 +81,7 @@ const make = Effect.gen(function*() {
           (rows) => rows[0]!
         )
       ),
-    /** A member of an organization. */
-    findMember: (organizationId: string, userId: string) =>
+    findMember: (organizationId, userId) =>
       orUnavailable(
         Effect.map(
           sql<MemberRow>`SELECT organization_id, user_id, email, email_verified, role FROM members
@@ -65,13 +89,25 @@ const make = Effect.gen(function*() {
           (rows) => Option.fromNullable(rows[0])
         )
       )
-  }
+  })
 })
 
 /** Storage of organizations and their members. */
-export class OrganizationsRepo
-  extends Context.Tag("OrganizationsRepo")<OrganizationsRepo, Effect.Effect.Success<typeof make>>()
-{
-  /** The repository over the SQL client. */
-  static readonly layer = Layer.effect(OrganizationsRepo, make)
+export class OrganizationsRepo extends Context.Tag("OrganizationsRepo")<OrganizationsRepo, OrganizationsRepoService>() {
+  /** The repository over the SQL client, with the ports over it: `MemberRoles` and `OrganizationNames`. */
+  static readonly layer = Layer.effectContext(
+    Effect.map(OrganizationsRepo, (repo) =>
+      Context.make(
+        MemberRoles,
+        MemberRoles.of({
+          roleOf: (organizationId, userId) =>
+            Effect.map(repo.findMember(organizationId, userId), Option.map((member) => member.role))
+        })
+      ).pipe(Context.add(
+        OrganizationNames,
+        OrganizationNames.of({
+          nameOf: (organizationId) => Effect.map(repo.getOrganization(organizationId), Option.map((row) => row.name))
+        })
+      )))
+  ).pipe(Layer.provideMerge(Layer.effect(OrganizationsRepo, make)))
 }

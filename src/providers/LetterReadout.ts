@@ -11,7 +11,7 @@
  */
 import { unstorableReason } from "../db/StorableText.js"
 import type { Read } from "./ModelProvider.js"
-import { utf8Bytes } from "../runs/Pricing.js"
+import { utf8Bytes } from "../encoding/Utf8.js"
 
 /** Letters naming options, in order; a question has at most 20 options. */
 export const LETTERS = "ABCDEFGHIJKLMNOPQRST"
@@ -95,7 +95,7 @@ export const thinkPrompt = (read: Read): string => `${promptBody(read, read.stat
  * UTF-8 bytes of a read's prompts without rendering its state again: `answer` is the letter request's user message
  * with no thought, `think` the thought request's, `followUp` the extra text the letter request after a thought adds.
  */
-export const promptBytes = (read: Read, stateBytes: number): {
+export const letterPromptBytes = (read: Read, stateBytes: number): {
   readonly answer: number
   readonly think: number
   readonly followUp: number

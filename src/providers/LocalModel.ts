@@ -18,9 +18,9 @@
 import { Clock, Effect, Layer } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import { routerAnswerer, shippedClassifier } from "../router/classifier/RouterAnswers.js"
-import { canonicalJson, sha256Hex } from "../runs/CanonicalJson.js"
-import { utf8Bytes } from "../runs/Pricing.js"
-import { promptBytes } from "./LetterReadout.js"
+import { canonicalJson, sha256Hex } from "../encoding/CanonicalJson.js"
+import { utf8Bytes } from "../encoding/Utf8.js"
+import { letterPromptBytes } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { Read, ReadOutcome } from "./ModelProvider.js"
 
@@ -132,7 +132,7 @@ const make = Effect.sync(() => {
       calls: [{
         retryOrdinal: 0,
         status: "succeeded",
-        inputTokens: Math.ceil(promptBytes(read, state.bytes).answer / 4),
+        inputTokens: Math.ceil(letterPromptBytes(read, state.bytes).answer / 4),
         outputTokens: 1,
         providerRequestId: `local_${id}`,
         at,

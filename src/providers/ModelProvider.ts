@@ -13,7 +13,15 @@ import type {
   ProviderRateLimited,
   ProviderUnavailable
 } from "../../schema/Errors.js"
-import type { PlanOption, QuestionType } from "../runs/DecisionPlan.js"
+
+/** The three question types of a decision. */
+export type QuestionType = "noul" | "choice" | "score"
+
+/** One alternative of a question: a `noul`'s yes/no, a `choice`'s option, a `score`'s level. */
+export interface QuestionOption {
+  readonly name: string
+  readonly description: string | null
+}
 
 /** An earlier answer carried into a read: the question id, its instructions and its answer as text. */
 export interface ReadContext {
@@ -31,7 +39,7 @@ export interface Read {
   readonly instructions: string
   readonly type: QuestionType
   /** The options in this draw's order (a `noul` lists yes and no). */
-  readonly options: ReadonlyArray<PlanOption>
+  readonly options: ReadonlyArray<QuestionOption>
   /** Most tokens of a thought before the letter; 0 reads the letter directly. */
   readonly thinkTokens: number
 }

@@ -1,6 +1,6 @@
 /** The model provider chosen by `DECISION_PROVIDER`: the built-in `local` model, or an OpenAI-compatible server. */
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { LocalModel } from "./LocalModel.js"
 import { OpenAiCompatible } from "./OpenAiCompatible.js"
 

@@ -1,8 +1,11 @@
 /**
  * The shape of the benchmark-and-price catalog file (`data/catalog.json`, described in `data/README.md`): every
- * field the service reads, strict on types; fields it does not read are allowed and dropped when decoding.
+ * field the service reads, strict on types; fields it does not read are allowed and dropped when decoding. A model
+ * entry is the model the catalog route shows (`CatalogModel` of the contract) with the file's checks on its fields,
+ * plus the normalized benchmark table the ranking reads.
  */
 import { Schema } from "effect"
+import { CatalogModel } from "../../schema/RouterResponses.js"
 
 const Price = Schema.Number.pipe(Schema.nonNegative())
 const Normalized = Schema.Number.pipe(Schema.between(0, 1))
@@ -14,7 +17,7 @@ export const CatalogBenchmark = Schema.Struct({
 }).annotations({ identifier: "a benchmark object" })
 
 /** One of a model's three best benchmark placements, as the catalog route shows it. */
-export const ModelHighlight = Schema.Struct({
+const ModelHighlight = Schema.Struct({
   benchmark: Schema.String,
   name: Schema.String,
   value: Schema.Number,
@@ -23,7 +26,7 @@ export const ModelHighlight = Schema.Struct({
 }).annotations({ identifier: "a highlight object" })
 
 /** The nine score axes of a model entry; an axis with no benchmark for the model is null. */
-export const ModelScores = Schema.Struct({
+const ModelScores = Schema.Struct({
   intelligence: Schema.NullOr(Schema.Number),
   coding: Schema.NullOr(Schema.Number),
   math: Schema.NullOr(Schema.Number),
@@ -35,24 +38,22 @@ export const ModelScores = Schema.Struct({
   multilingual: Schema.NullOr(Schema.Number)
 }).annotations({ identifier: "a scores object" })
 
-/** One model configuration of the catalog, with prices in USD per million tokens. */
+/**
+ * One model configuration of the catalog, with prices in USD per million tokens: the fields the catalog route
+ * shows, those with a rule of their own checked by it, and the normalized benchmark table.
+ */
 export const CatalogModelEntry = Schema.Struct({
+  ...CatalogModel.fields,
   id: Schema.NonEmptyString,
-  name: Schema.String,
   provider: Schema.NonEmptyString,
-  open_weights: Schema.Boolean,
   context_tokens: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  modalities: Schema.Array(Schema.String),
   price_input_per_mtok: Price,
   price_output_per_mtok: Price,
   blended_price_per_mtok: Price,
   reasoning_token_factor: Schema.NullOr(Schema.Number.pipe(Schema.positive())),
   scores: ModelScores,
-  domains: Schema.Array(Schema.String),
   highlights: Schema.Array(ModelHighlight),
   benchmarks_measured: Schema.NonNegativeInt,
-  license: Schema.String,
-  released: Schema.String,
   output_tokens_per_s: Schema.NullOr(Schema.Number.pipe(Schema.positive())),
   ttft_ms: Schema.NullOr(Schema.Number.pipe(Schema.nonNegative())),
   benchmarks_normalized: Schema.Record({ key: Schema.String, value: Schema.NullOr(Normalized) })

@@ -16,26 +16,7 @@ export const catalogView = ({ catalog, taxonomy }: RouterDataShape): typeof Mode
   domains: taxonomy.families,
   task_types: taxonomy.taskTypes.map((type) => type.id),
   policies: ROUTER_POLICIES,
-  models: catalog.models.map(({ entry }) => ({
-    id: entry.id,
-    name: entry.name,
-    provider: entry.provider,
-    open_weights: entry.open_weights,
-    context_tokens: entry.context_tokens,
-    modalities: entry.modalities,
-    price_input_per_mtok: entry.price_input_per_mtok,
-    price_output_per_mtok: entry.price_output_per_mtok,
-    blended_price_per_mtok: entry.blended_price_per_mtok,
-    reasoning_token_factor: entry.reasoning_token_factor,
-    scores: entry.scores,
-    domains: entry.domains,
-    highlights: entry.highlights,
-    benchmarks_measured: entry.benchmarks_measured,
-    license: entry.license,
-    released: entry.released,
-    output_tokens_per_s: entry.output_tokens_per_s,
-    ttft_ms: entry.ttft_ms
-  }))
+  models: catalog.models.map(({ entry: { benchmarks_normalized: _internal, ...shown } }) => shown)
 })
 
 /** The taxonomy as `GET /v1/router/task-types` returns it. */

@@ -8,43 +8,39 @@
  */
 import { Either } from "effect"
 import type { InputTooLarge } from "../../schema/Errors.js"
-import type { Answer } from "../runs/Answers.js"
-import type { DecisionPlan } from "../runs/DecisionPlan.js"
-import { checkInputEstimate, contractBytes, defaultDeadlineMs, inputEstimate, promptBytes } from "../runs/Pricing.js"
-import { compileQuestions, type WireQuestion } from "../runs/Questions.js"
-import type { RunSpec } from "../runs/RunSpec.js"
-import type { FixedTask } from "./ClassificationQuestions.js"
+import type { Question } from "../../schema/RunsApi.js"
+import {
+  compileInternalQuestions,
+  type InternalQuestionSet,
+  internalDecisionSpec,
+  type RunSpec
+} from "../runs/RunSpec.js"
+import type { Answer } from "../runs/RunView.js"
+import type { FixedTask } from "./classification/ClassificationQuestions.js"
 import {
   classificationQuestions,
   type ClassificationAnswers,
   type ClassificationSource,
   taskTypeQuestionName
 } from "./Classifier.js"
-import { promptExcerpt } from "./PromptExcerpt.js"
+import { promptExcerpt } from "./classification/PromptExcerpt.js"
 import { PROBABILITY_TOLERANCE, TASK_TYPE_FLOOR } from "./ScoringConstants.js"
 import type { Taxonomy } from "./Taxonomy.js"
 
-/** A compiled question set and the size of its contract. */
-export interface CompiledClassification {
-  readonly questions: Readonly<Record<string, WireQuestion>>
-  readonly plan: DecisionPlan
-  readonly contractBytes: number
-}
-
 /** The two compiled question sets: the task classified, or its task type fixed by the caller. */
 export interface ClassificationPlans {
-  readonly classified: CompiledClassification
-  readonly fixed: CompiledClassification
+  readonly classified: InternalQuestionSet
+  readonly fixed: InternalQuestionSet
 }
 
 const FAMILY = "family"
 const DIFFICULTY = "difficulty"
 const TASK_TYPE_PREFIX = taskTypeQuestionName("")
 
-const compile = (taxonomy: Taxonomy, fixed: FixedTask): Either.Either<CompiledClassification, string> => {
+const compile = (taxonomy: Taxonomy, fixed: FixedTask): Either.Either<InternalQuestionSet, string> => {
   const set = classificationQuestions(taxonomy, fixed)
   const families = Object.keys(set.taskTypes)
-  const questions: Record<string, WireQuestion> = {
+  const questions: Record<string, typeof Question.Type> = {
     ...(set.family === null ? {} : { [FAMILY]: set.family }),
     ...Object.fromEntries(families.map((family) => [taskTypeQuestionName(family), { ...set.taskTypes[family]!, alone: true }])),
     [DIFFICULTY]: set.difficulty,
@@ -56,10 +52,7 @@ const compile = (taxonomy: Taxonomy, fixed: FixedTask): Either.Either<CompiledCl
     alternative: family,
     min: TASK_TYPE_FLOOR - PROBABILITY_TOLERANCE
   }]]))
-  return Either.match(compileQuestions(questions, { internalConditions }), {
-    onLeft: (error) => Either.left(error.message),
-    onRight: (plan) => Either.right({ questions, plan, contractBytes: contractBytes({ questions }) })
-  })
+  return Either.mapLeft(compileInternalQuestions(questions, { internalConditions }), (error) => error.message)
 }
 
 /** Compiles both question sets for a taxonomy; the failure names the rule a question broke. */
@@ -73,23 +66,7 @@ export const classificationSpec = (
   request: { readonly text: string; readonly fixed: FixedTask; readonly digest: string }
 ): Either.Either<RunSpec, InputTooLarge> => {
   const isFixed = request.fixed.taskType !== undefined || request.fixed.domain !== undefined
-  const compiled = isFixed ? plans.fixed : plans.classified
-  const prompt = promptExcerpt(request.text)
-  return Either.map(
-    checkInputEstimate("decision", inputEstimate({ promptBytes: promptBytes(prompt), contractBytes: compiled.contractBytes })),
-    (inputTokens): RunSpec => ({
-      kind: "decision",
-      plan: compiled.plan,
-      prompt,
-      inputDigest: request.digest,
-      inputTokens,
-      deadlineMs: defaultDeadlineMs("decision", inputTokens),
-      holdTokens: inputTokens + compiled.plan.questions.length,
-      draws: 1,
-      thinkTokens: 0,
-      maxOutputTokens: undefined
-    })
-  )
+  return internalDecisionSpec(isFixed ? plans.fixed : plans.classified, promptExcerpt(request.text), request.digest)
 }
 
 const choiceProbabilities = (answer: Answer | null | undefined): Readonly<Record<string, number>> | undefined =>

@@ -6,7 +6,7 @@
  * that label's band (`Difficulty.ts`). A caller-fixed task type wins over a fixed domain (whose default type is
  * used); either gives probability 1.0 and `fixed` true.
  */
-import { type DifficultyLabel, labelProbabilities, mostProbableLabel, scoreWithin } from "./Difficulty.js"
+import { type DifficultyLabel, labelProbabilities, mostProbableLabel, scoreWithin } from "./classification/Difficulty.js"
 import { PROBABILITY_TOLERANCE, TASK_TYPE_FLOOR } from "./ScoringConstants.js"
 import type { TaskTypeProbability } from "./TaskMix.js"
 import type { TaskType, Taxonomy } from "./Taxonomy.js"
@@ -17,7 +17,7 @@ export {
   classificationQuestions,
   type ClassificationQuestionSet,
   taskTypeQuestionName
-} from "./ClassificationQuestions.js"
+} from "./classification/ClassificationQuestions.js"
 
 /** Where the task type comes from: the family question, or the caller's `task_type` or `domain`. */
 export type ClassificationSource =

@@ -5,7 +5,7 @@
  * and the rounding of reported doubles (significant digits, which never reorders sorted values).
  */
 import type { Catalog, CatalogModel } from "./Catalog.js"
-import { difficultyLabel } from "./Difficulty.js"
+import { difficultyLabel } from "./classification/Difficulty.js"
 import { effectiveValue } from "./ExpectedQuality.js"
 import type { Candidate, QualityBar, RouterPolicy } from "./Policies.js"
 import { MAX_STRENGTHS, MAX_WEAKNESSES, REPORTED_SIGNIFICANT_DIGITS } from "./ScoringConstants.js"

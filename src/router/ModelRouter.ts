@@ -12,23 +12,25 @@ import { Context, Effect, Either, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ActorShape } from "../../schema/Auth.js"
 import {
+  type DatabaseUnavailable,
   IdempotencyConflict,
   type IdempotencyKeyRequired,
+  type InputTooLarge,
   type InvalidIdempotencyKey,
-  NoEligibleModel
+  NoEligibleModel,
+  type NoRouteAvailable
 } from "../../schema/Errors.js"
 import type { SelectRequest } from "../../schema/RouterApi.js"
-import type { SelectResponse } from "../../schema/RouterResponses.js"
-import { AppConfig } from "../AppConfig.js"
-import { checkIdempotencyKey, Runs, type RunTiming } from "../runs/Runs.js"
-import { runId } from "../runs/RunView.js"
-import type { RunRow } from "../runs/RunsRepo.js"
+import type { ModelCatalog, SelectResponse, TaskTypeListing } from "../../schema/RouterResponses.js"
+import { AppConfig } from "../config/AppConfig.js"
+import { checkIdempotencyKey, Runs, type RunsService, type RunTiming } from "../runs/Runs.js"
+import { runId, type RunRow } from "../runs/RunView.js"
 import { catalogView, taskTypesView } from "./CatalogView.js"
 import { classificationSpec, compileClassification } from "./ClassificationRun.js"
 import { checkEligibility } from "./Eligibility.js"
 import { RouterData } from "./RouterData.js"
 import { RouterRepo } from "./RouterRepo.js"
-import { checkSelectRequest } from "./SelectRequest.js"
+import { checkSelectRequest, type SelectRequestError } from "./SelectRequest.js"
 import { decideSelection, type SelectionOutcome } from "./Selection.js"
 import { TaxonomyInvalid } from "./Taxonomy.js"
 
@@ -50,6 +52,31 @@ const present = (outcome: SelectionOutcome, replayed: boolean): Effect.Effect<Se
     ? Effect.succeed({ ...outcome.selection, replayed })
     : Effect.fail(new NoEligibleModel({ message: outcome.message }))
 
+/** Why a selection is refused: the request's own checks, its classification run's failures, no eligible model. */
+export type SelectError =
+  | InvalidIdempotencyKey
+  | SelectRequestError
+  | NoEligibleModel
+  | InputTooLarge
+  | IdempotencyConflict
+  | DatabaseUnavailable
+  | Exclude<Effect.Effect.Error<ReturnType<RunsService["execute"]>>, NoRouteAvailable>
+
+/** The Model Router's operations. */
+export interface ModelRouterService {
+  /** Classifies the task as one billed decision run and ranks the catalog for it; replays a stored selection. */
+  readonly select: (
+    actor: ActorShape,
+    body: SelectRequest,
+    idempotencyKeyHeader: string | undefined,
+    timing: RunTiming
+  ) => Effect.Effect<SelectResponse, SelectError>
+  /** The catalog as `GET /v1/router/models` returns it. */
+  readonly models: Effect.Effect<typeof ModelCatalog.Type>
+  /** The taxonomy as `GET /v1/router/task-types` returns it. */
+  readonly taskTypes: Effect.Effect<typeof TaskTypeListing.Type>
+}
+
 const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const data = yield* RouterData
@@ -67,9 +94,8 @@ const make = Effect.gen(function*() {
     return checked.left._tag === "invalid_idempotency_key" ? Effect.fail(checked.left) : impossible(checked.left)
   }
 
-  return {
-    /** Classifies the task as one billed decision run and ranks the catalog for it; replays a stored selection. */
-    select: (actor: ActorShape, body: SelectRequest, idempotencyKeyHeader: string | undefined, timing: RunTiming) =>
+  return ModelRouter.of({
+    select: (actor, body, idempotencyKeyHeader, timing) =>
       Effect.gen(function*() {
         const key = yield* idempotencyKey(idempotencyKeyHeader)
         const request = yield* checkSelectRequest(body, data)
@@ -90,15 +116,13 @@ const make = Effect.gen(function*() {
         yield* Effect.annotateCurrentSpan({ "router.policy": request.policy, "router.replayed": replayed })
         return yield* present(outcome, replayed)
       }).pipe(Effect.withSpan("router.select")),
-    /** The catalog as `GET /v1/router/models` returns it. */
     models: Effect.succeed(models),
-    /** The taxonomy as `GET /v1/router/task-types` returns it. */
     taskTypes: Effect.succeed(taskTypes)
-  }
+  })
 })
 
 /** The Model Router service. */
-export class ModelRouter extends Context.Tag("ModelRouter")<ModelRouter, Effect.Effect.Success<typeof make>>() {
+export class ModelRouter extends Context.Tag("ModelRouter")<ModelRouter, ModelRouterService>() {
   /** The router over the loaded data, the runs flow and its selections table. */
   static readonly layer = Layer.effect(ModelRouter, make)
 }

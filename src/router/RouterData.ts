@@ -5,7 +5,7 @@
  * the field. Operators refresh the snapshot by pointing the settings at new files and restarting.
  */
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { type Catalog, loadCatalog } from "./Catalog.js"
 import { loadTaxonomy, type Taxonomy } from "./Taxonomy.js"
 

@@ -3,7 +3,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
-import { enforceScopes } from "../auth/Scopes.js"
 import { startServerTiming } from "../http/ServerTiming.js"
 import { ModelRouter } from "./ModelRouter.js"
 
@@ -20,5 +19,4 @@ export const RouterHttp = HttpApiBuilder.group(Api, "router", (handlers) =>
         }), { uninterruptible: true })
       .handle("taskTypes", () => router.taskTypes)
       .handle("models", () => router.models)
-      .pipe(enforceScopes)
   }))

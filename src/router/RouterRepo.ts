@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { SelectResponse } from "../../schema/RouterResponses.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import type { SelectionOutcome } from "./Selection.js"
@@ -25,6 +26,18 @@ const toOutcome = (row: StoredRow): Effect.Effect<SelectionOutcome> =>
     ? Effect.orDie(Effect.map(decodeSelection(row.body), (selection) => ({ _tag: "Selected", selection }) as const))
     : Effect.orDie(Effect.map(decodeRefusal(row.body), ({ message }) => ({ _tag: "NoEligibleModel", message }) as const))
 
+/** The repository's operations. */
+export interface RouterRepoService {
+  /** The stored outcome of an organization's classification run, if any. */
+  readonly find: (organizationId: string, runUuid: string) => Effect.Effect<Option.Option<SelectionOutcome>, DatabaseUnavailable>
+  /** Stores an outcome unless one is already stored for the run; answers with the stored one. */
+  readonly store: (
+    organizationId: string,
+    runUuid: string,
+    outcome: SelectionOutcome
+  ) => Effect.Effect<SelectionOutcome, DatabaseUnavailable>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -35,11 +48,9 @@ const make = Effect.gen(function*() {
       (rows) => rows[0] === undefined ? Effect.succeedNone : Effect.asSome(toOutcome(rows[0]))
     )
 
-  return {
-    /** The stored outcome of an organization's classification run, if any. */
-    find: (organizationId: string, runUuid: string) => orUnavailable(find(organizationId, runUuid)),
-    /** Stores an outcome unless one is already stored for the run; answers with the stored one. */
-    store: (organizationId: string, runUuid: string, outcome: SelectionOutcome) =>
+  return RouterRepo.of({
+    find: (organizationId, runUuid) => orUnavailable(find(organizationId, runUuid)),
+    store: (organizationId, runUuid, outcome) =>
       orUnavailable(Effect.gen(function*() {
         const [kind, body] = outcome._tag === "Selected"
           ? ["selected", outcome.selection] as const
@@ -51,11 +62,11 @@ const make = Effect.gen(function*() {
         const stored = yield* find(organizationId, runUuid)
         return Option.getOrElse(stored, () => outcome)
       }))
-  }
+  })
 })
 
 /** Storage of router selections. */
-export class RouterRepo extends Context.Tag("RouterRepo")<RouterRepo, Effect.Effect.Success<typeof make>>() {
+export class RouterRepo extends Context.Tag("RouterRepo")<RouterRepo, RouterRepoService>() {
   /** The repository over the SQL client. */
   static readonly layer = Layer.effect(RouterRepo, make)
 }

@@ -5,8 +5,7 @@
  * expected answer), which is a `no_eligible_model` outcome stored and replayed like a selection.
  */
 import type { SelectResponse } from "../../schema/RouterResponses.js"
-import { runId } from "../runs/RunView.js"
-import type { RunRow } from "../runs/RunsRepo.js"
+import { runId, type RunRow } from "../runs/RunView.js"
 import { readClassification } from "./ClassificationRun.js"
 import { interpretClassification } from "./Classifier.js"
 import { noEligibleModel } from "./Eligibility.js"

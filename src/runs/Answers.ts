@@ -5,8 +5,8 @@
  * "yes"). `confidence` = 1 - entropy / ln(n); `score` = expected level index / (levels - 1); both clamped to 0..1
  * against rounding.
  */
-import { canonicalDigest } from "./CanonicalJson.js"
-import type { PlanOption, QuestionType } from "./DecisionPlan.js"
+import { canonicalDigest } from "../encoding/CanonicalJson.js"
+import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** A `noul` answer: the probability that the proposition is true. */
 export interface NoulAnswer {
@@ -60,7 +60,7 @@ export const modalIndex = (probabilities: ReadonlyArray<number>): number =>
 
 /** The modal alternative's name and probability of a normalized distribution over `options`. */
 export const modalAlternative = (
-  options: ReadonlyArray<PlanOption>,
+  options: ReadonlyArray<QuestionOption>,
   probabilities: ReadonlyArray<number>
 ): { readonly name: string; readonly probability: number } => {
   const index = modalIndex(probabilities)
@@ -69,7 +69,7 @@ export const modalAlternative = (
 
 /** The answer of a question from its per-option probabilities (any non-negative weights; they are renormalized). */
 export const shapeAnswer = (
-  question: { readonly type: QuestionType; readonly options: ReadonlyArray<PlanOption> },
+  question: { readonly type: QuestionType; readonly options: ReadonlyArray<QuestionOption> },
   probabilities: ReadonlyArray<number>
 ): Answer => {
   const normalized = normalizeProbabilities(probabilities)
@@ -104,7 +104,7 @@ export const outputDigest = (output: unknown): string => canonicalDigest(output)
 
 /** An answer as an earlier answer is shown to a later question: the modal alternative and its probability. */
 export const answerSummary = (
-  options: ReadonlyArray<PlanOption>,
+  options: ReadonlyArray<QuestionOption>,
   probabilities: ReadonlyArray<number>
 ): string => {
   const modal = modalAlternative(options, probabilities)

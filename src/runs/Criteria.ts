@@ -7,7 +7,7 @@
  * read in numeric order; a mix of integer-like and other names is refused, since its order is already lost.
  */
 import { Either } from "effect"
-import type { PlanOption, QuestionType } from "./DecisionPlan.js"
+import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** Fewest alternatives of a `choice` or `score` question (spec, Limits). */
 export const MIN_OPTIONS = 2
@@ -51,12 +51,12 @@ const readEntries = (
   type: "choice" | "score",
   noun: string,
   entries: ReadonlyArray<readonly [string, unknown]>
-): Either.Either<ReadonlyArray<PlanOption>, string> => {
+): Either.Either<ReadonlyArray<QuestionOption>, string> => {
   if (entries.length < MIN_OPTIONS || entries.length > MAX_OPTIONS) {
     return Either.left(`${type} needs ${MIN_OPTIONS} to ${MAX_OPTIONS} ${noun}s, got ${entries.length}`)
   }
   const seen = new Set<string>()
-  const options: Array<PlanOption> = []
+  const options: Array<QuestionOption> = []
   for (const [name, value] of entries) {
     const bad = checkName(noun, name)
     if (bad !== null) return Either.left(bad)
@@ -69,7 +69,7 @@ const readEntries = (
   return Either.right(options)
 }
 
-const noulOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> => {
+const noulOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> => {
   if (criteria === undefined || criteria === null) {
     return Either.right([{ name: "yes", description: null }, { name: "no", description: null }])
   }
@@ -85,12 +85,12 @@ const noulOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>
   return Either.right([{ name: "yes", description: yes.right }, { name: "no", description: no.right }])
 }
 
-const choiceOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> =>
+const choiceOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> =>
   isRecord(criteria)
     ? readEntries("choice", "option", Object.entries(criteria))
     : Either.left("choice criteria must be an object of option name to description (or null)")
 
-const scoreOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> => {
+const scoreOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> => {
   if (Array.isArray(criteria)) {
     const notString = criteria.findIndex((item) => typeof item !== "string")
     if (notString >= 0) return Either.left(`score level ${notString} must be a string`)
@@ -111,7 +111,7 @@ const scoreOptions = (criteria: unknown): Either.Either<ReadonlyArray<PlanOption
 }
 
 /** The ordered alternatives of a question of a known type, or what is wrong with its `criteria`. */
-export const optionsOf = (type: QuestionType, criteria: unknown): Either.Either<ReadonlyArray<PlanOption>, string> => {
+export const optionsOf = (type: QuestionType, criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> => {
   switch (type) {
     case "noul":
       return noulOptions(criteria)

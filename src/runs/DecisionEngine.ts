@@ -7,9 +7,9 @@
  */
 import { Clock, Effect, Either } from "effect"
 import { BudgetExhausted, DeadlineExceeded, ProviderBadResponse } from "../../schema/Errors.js"
-import { promptBytes } from "../providers/LetterReadout.js"
-import { ModelProvider } from "../providers/ModelProvider.js"
-import type { ModelCall, ProviderError, Read, ReadContext } from "../providers/ModelProvider.js"
+import { utf8Bytes } from "../encoding/Utf8.js"
+import { letterPromptBytes } from "../providers/LetterReadout.js"
+import type { ModelCall, ModelProvider, ProviderError, Read, ReadContext } from "../providers/ModelProvider.js"
 import { answerSummary, normalizeProbabilities, shapeAnswer } from "./Answers.js"
 import type { Answer } from "./Answers.js"
 import { skipReason } from "./Conditions.js"
@@ -17,9 +17,8 @@ import type { Skip } from "./Conditions.js"
 import type { DecisionPlan, PlannedQuestion } from "./DecisionPlan.js"
 import { averageDraws, rotateOptions } from "./Draws.js"
 import type { DrawReading } from "./Draws.js"
-import { utf8Bytes } from "./Pricing.js"
 import { makeRunBudget } from "./RunBudget.js"
-import type { CostedCall, ReadEstimate } from "./RunBudget.js"
+import type { CostedCall, ReadEstimate, RunBudget } from "./RunBudget.js"
 
 /** Most questions of one stage read at the same time. */
 export const QUESTION_CONCURRENCY = 8
@@ -71,7 +70,7 @@ export interface EngineResult {
 export const callOccurred = (result: EngineResult): boolean => result.calls.some((call) => call.status === "succeeded")
 
 const estimateRead = (read: Read, stateBytes: number): ReadEstimate => {
-  const bytes = promptBytes(read, stateBytes)
+  const bytes = letterPromptBytes(read, stateBytes)
   return { answer: Math.ceil(bytes.answer / 4), think: Math.ceil(bytes.think / 4), followUp: Math.ceil(bytes.followUp / 4) }
 }
 
@@ -83,135 +82,165 @@ const concurrently = <A, B>(
 ): Effect.Effect<ReadonlyArray<B>> =>
   items.length === 1 ? Effect.map(f(items[0]!), (value) => [value]) : Effect.forEach(items, f, { concurrency })
 
-/**
- * Reads every question of `plan` and shapes the answers. Never fails: provider errors, the deadline and
- * budget_exhausted end up in `error`, with every call made so far in `calls`. The caller settles the run `failed`
- * when `error` is set and `callOccurred(result)`, and leaves it `pending` when `error` is set and no call occurred.
- */
-export const executeDecision = (
-  plan: DecisionPlan,
-  options: DecisionOptions
-): Effect.Effect<EngineResult, never, ModelProvider> =>
-  Effect.flatMap(ModelProvider, (provider) => executeDecisionWith(provider, plan, options))
+/** What one decision run accumulates while its reads run; `error` is the first thing that stopped it. */
+interface Progress {
+  readonly provider: ModelProvider["Type"]
+  readonly plan: DecisionPlan
+  readonly options: DecisionOptions
+  readonly questions: ReadonlyMap<string, PlannedQuestion>
+  readonly readings: Map<string, ReadonlyArray<number>>
+  readonly answers: Map<string, Answer | null>
+  readonly skipped: Map<string, Skip>
+  readonly calls: Array<IndexedCall>
+  readonly budget: RunBudget
+  readonly stateBytes: number
+  /** The thought length of each read: the request's, capped at its `max_output_tokens`. */
+  readonly thinkTokens: number
+  error: EngineError | null
+}
 
-/** `executeDecision` over a given provider (the runs service holds its provider, sparing a context per run). */
+const startRun = (provider: ModelProvider["Type"], plan: DecisionPlan, options: DecisionOptions): Progress => ({
+  provider,
+  plan,
+  options,
+  questions: new Map(plan.questions.map((question) => [question.id, question])),
+  readings: new Map(),
+  answers: new Map(),
+  skipped: new Map(),
+  calls: [],
+  budget: makeRunBudget(options.ceilingMicros, options.pricePerMtokMicros),
+  stateBytes: utf8Bytes(options.state),
+  thinkTokens: Math.min(options.thinkTokens, options.maxOutputTokens ?? options.thinkTokens),
+  error: null
+})
+
+/** Holds a read's worst case when the run may still read: its hold, or null once stopped (the reason in `error`). */
+const admit = (progress: Progress, now: number, estimate: ReadEstimate): number | null => {
+  if (progress.error !== null) return null
+  if (now >= progress.options.deadline) {
+    progress.error = new DeadlineExceeded({ message: "the run's deadline passed before every question was read" })
+    return null
+  }
+  const worst = progress.budget.worstCase(estimate, progress.thinkTokens)
+  if (progress.budget.hold(worst)) return worst
+  const { ceiling, held, spent } = progress.budget.snapshot()
+  progress.error = new BudgetExhausted({
+    message: `the next read could cost up to ${worst} micro-USD; with ${spent} spent and ${held} held that ` +
+      `would pass the run's ceiling of ${ceiling}`
+  })
+  return null
+}
+
+/** One draw of one question: held, read, its calls priced and reported; null when it was not read or failed. */
+const readDraw = (progress: Progress, question: PlannedQuestion, draw: number, context: ReadonlyArray<ReadContext>) =>
+  Effect.gen(function*() {
+    const { budget, calls, options } = progress
+    const read: Read = {
+      state: options.state,
+      context,
+      instructions: question.instructions,
+      type: question.type,
+      options: rotateOptions(question.options, draw),
+      thinkTokens: progress.thinkTokens
+    }
+    const estimate = estimateRead(read, progress.stateBytes)
+    const worst = admit(progress, yield* Clock.currentTimeMillis, estimate)
+    if (worst === null) return null
+    const hold = { remaining: worst }
+    let reported = 0
+    const report = (call: ModelCall) => {
+      const costed: IndexedCall = { ...budget.price(hold, call), index: calls.length }
+      calls.push(costed)
+      reported += 1
+      options.onCalls?.([costed])
+    }
+    const outcome = yield* Effect.either(progress.provider.read(read, { deadline: options.deadline, onCall: report }))
+    const readCalls = Either.isRight(outcome) ? outcome.right.calls : outcome.left.calls
+    // A provider that reports no call as it ends (the local model answers at once) has them reported here.
+    readCalls.slice(reported).forEach(report)
+    budget.release(hold, estimate, readCalls)
+    if (Either.isLeft(outcome)) {
+      progress.error ??= outcome.left.error
+      return null
+    }
+    if (outcome.right.probabilities.length !== read.options.length) {
+      progress.error ??= new ProviderBadResponse({
+        message: `the model provider gave ${outcome.right.probabilities.length} probabilities for ` +
+          `${read.options.length} options`
+      })
+      return null
+    }
+    return { draw, probabilities: outcome.right.probabilities } satisfies DrawReading
+  })
+
+/** The earlier answers a question's reads carry: none when it is `alone`, else those of what it depends on. */
+const contextOf = (progress: Progress, question: PlannedQuestion): ReadonlyArray<ReadContext> =>
+  question.alone ? [] : question.dependsOn.flatMap((id): Array<ReadContext> => {
+    const earlier = progress.questions.get(id)
+    const probabilities = progress.readings.get(id)
+    return earlier === undefined || probabilities === undefined
+      ? []
+      : [{ question: id, instructions: earlier.instructions, answer: answerSummary(earlier.options, probabilities) }]
+  })
+
+/** One question: skipped when its conditions fail, else its draws read at once and averaged into its answer. */
+const ask = (progress: Progress, question: PlannedQuestion) =>
+  Effect.gen(function*() {
+    if (progress.error !== null) return
+    const skip = skipReason(question, progress.questions, progress.readings)
+    if (skip !== null) {
+      progress.answers.set(question.id, null)
+      progress.skipped.set(question.id, skip)
+      return
+    }
+    const context = contextOf(progress, question)
+    const draws = yield* concurrently(
+      Array.from({ length: progress.options.draws }, (_, draw) => draw),
+      (draw) => readDraw(progress, question, draw, context),
+      "unbounded"
+    )
+    const complete = draws.filter((reading): reading is DrawReading => reading !== null)
+    if (complete.length !== draws.length) return
+    const probabilities = normalizeProbabilities(averageDraws(question.options.length, complete))
+    progress.readings.set(question.id, probabilities)
+    progress.answers.set(question.id, shapeAnswer(question, probabilities))
+  })
+
+/** The run's result: answers and skips in the plan's order, the calls in the order they ended, the totals. */
+const resultOf = (progress: Progress): EngineResult => {
+  // Reads append their calls when they end; a stable sort by end time interleaves concurrent reads.
+  const ordered = [...progress.calls].sort((a, b) => a.at.getTime() - b.at.getTime())
+  const pick = <A>(from: ReadonlyMap<string, A>) =>
+    Object.fromEntries(
+      progress.plan.questions.flatMap((question) => from.has(question.id) ? [[question.id, from.get(question.id)!]] : [])
+    )
+  return {
+    answers: pick(progress.answers),
+    skipped: pick(progress.skipped),
+    calls: ordered,
+    error: progress.error,
+    costMicros: ordered.reduce((sum, call) => sum + call.costMicros, 0),
+    inputTokens: ordered.reduce((sum, call) => sum + call.inputTokens, 0),
+    outputTokens: ordered.reduce((sum, call) => sum + call.outputTokens, 0)
+  }
+}
+
+/**
+ * Reads every question of `plan` with `provider` and shapes the answers. Never fails: provider errors, the deadline
+ * and budget_exhausted end up in `error`, with every call made so far in `calls`. The caller settles the run
+ * `failed` when `error` is set and `callOccurred(result)`, and leaves it `pending` when `error` is set and no call
+ * occurred.
+ */
 export const executeDecisionWith = (
   provider: ModelProvider["Type"],
   plan: DecisionPlan,
   options: DecisionOptions
 ): Effect.Effect<EngineResult> =>
   Effect.gen(function*() {
-    const questions = new Map(plan.questions.map((question) => [question.id, question]))
-    const readings = new Map<string, ReadonlyArray<number>>()
-    const answers = new Map<string, Answer | null>()
-    const skipped = new Map<string, Skip>()
-    const calls: Array<IndexedCall> = []
-    const budget = makeRunBudget(options.ceilingMicros, options.pricePerMtokMicros)
-    const stateBytes = utf8Bytes(options.state)
-    const thinkTokens = Math.min(options.thinkTokens, options.maxOutputTokens ?? options.thinkTokens)
-    let error: EngineError | null = null
-
-    const admit = (now: number, estimate: ReadEstimate): number | null => {
-      if (error !== null) return null
-      if (now >= options.deadline) {
-        error = new DeadlineExceeded({ message: "the run's deadline passed before every question was read" })
-        return null
-      }
-      const worst = budget.worstCase(estimate, thinkTokens)
-      if (budget.hold(worst)) return worst
-      const { ceiling, held, spent } = budget.snapshot()
-      error = new BudgetExhausted({
-        message: `the next read could cost up to ${worst} micro-USD; with ${spent} spent and ${held} held that ` +
-          `would pass the run's ceiling of ${ceiling}`
-      })
-      return null
-    }
-
-    const readDraw = (question: PlannedQuestion, draw: number, context: ReadonlyArray<ReadContext>) =>
-      Effect.gen(function*() {
-        const read: Read = {
-          state: options.state,
-          context,
-          instructions: question.instructions,
-          type: question.type,
-          options: rotateOptions(question.options, draw),
-          thinkTokens
-        }
-        const estimate = estimateRead(read, stateBytes)
-        const now = yield* Clock.currentTimeMillis
-        const worst = admit(now, estimate)
-        if (worst === null) return null
-        const hold = { remaining: worst }
-        let reported = 0
-        const report = (call: ModelCall) => {
-          const costed: IndexedCall = { ...budget.price(hold, call), index: calls.length }
-          calls.push(costed)
-          reported += 1
-          options.onCalls?.([costed])
-        }
-        const outcome = yield* Effect.either(provider.read(read, { deadline: options.deadline, onCall: report }))
-        const readCalls = Either.isRight(outcome) ? outcome.right.calls : outcome.left.calls
-        // A provider that reports no call as it ends (the local model answers at once) has them reported here.
-        readCalls.slice(reported).forEach(report)
-        budget.release(hold, estimate, readCalls)
-        if (Either.isLeft(outcome)) {
-          error ??= outcome.left.error
-          return null
-        }
-        if (outcome.right.probabilities.length !== read.options.length) {
-          error ??= new ProviderBadResponse({
-            message: `the model provider gave ${outcome.right.probabilities.length} probabilities for ` +
-              `${read.options.length} options`
-          })
-          return null
-        }
-        return { draw, probabilities: outcome.right.probabilities } satisfies DrawReading
-      })
-
-    const ask = (question: PlannedQuestion) =>
-      Effect.gen(function*() {
-        if (error !== null) return
-        const skip = skipReason(question, questions, readings)
-        if (skip !== null) {
-          answers.set(question.id, null)
-          skipped.set(question.id, skip)
-          return
-        }
-        const context = question.alone ? [] : question.dependsOn.flatMap((id): Array<ReadContext> => {
-          const earlier = questions.get(id)
-          const probabilities = readings.get(id)
-          return earlier === undefined || probabilities === undefined
-            ? []
-            : [{ question: id, instructions: earlier.instructions, answer: answerSummary(earlier.options, probabilities) }]
-        })
-        const draws = yield* concurrently(
-          Array.from({ length: options.draws }, (_, draw) => draw),
-          (draw) => readDraw(question, draw, context),
-          "unbounded"
-        )
-        const complete = draws.filter((reading): reading is DrawReading => reading !== null)
-        if (complete.length !== draws.length) return
-        const probabilities = normalizeProbabilities(averageDraws(question.options.length, complete))
-        readings.set(question.id, probabilities)
-        answers.set(question.id, shapeAnswer(question, probabilities))
-      })
-
+    const progress = startRun(provider, plan, options)
     for (const stage of plan.stages) {
-      if (error !== null) break
-      yield* concurrently(stage, ask, QUESTION_CONCURRENCY)
+      if (progress.error !== null) break
+      yield* concurrently(stage, (question) => ask(progress, question), QUESTION_CONCURRENCY)
     }
-
-    // Reads append their calls when they end; a stable sort by end time interleaves concurrent reads.
-    const ordered = [...calls].sort((a, b) => a.at.getTime() - b.at.getTime())
-    const pick = <A>(from: ReadonlyMap<string, A>) =>
-      Object.fromEntries(plan.questions.flatMap((question) => from.has(question.id) ? [[question.id, from.get(question.id)!]] : []))
-    return {
-      answers: pick(answers),
-      skipped: pick(skipped),
-      calls: ordered,
-      error,
-      costMicros: ordered.reduce((sum, call) => sum + call.costMicros, 0),
-      inputTokens: ordered.reduce((sum, call) => sum + call.inputTokens, 0),
-      outputTokens: ordered.reduce((sum, call) => sum + call.outputTokens, 0)
-    } satisfies EngineResult
+    return resultOf(progress)
   })

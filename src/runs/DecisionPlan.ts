@@ -5,15 +5,7 @@
  * depend on nothing. Conditions are data (never functions) so a plan can be logged, compared and tested.
  */
 import { Either } from "effect"
-
-/** The three question types of a decision. */
-export type QuestionType = "noul" | "choice" | "score"
-
-/** One alternative of a question: a `noul`'s yes/no, a `choice`'s option, a `score`'s level. */
-export interface PlanOption {
-  readonly name: string
-  readonly description: string | null
-}
+import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** The public `ask_if` entry: read only when the named question's most probable alternative is in `answers`. */
 export interface AnswerInCondition {
@@ -39,7 +31,7 @@ export interface PlannedQuestion {
   readonly type: QuestionType
   readonly instructions: string
   /** Alternatives in their defined order (`noul`: yes, no; `score`: lowest level first). */
-  readonly options: ReadonlyArray<PlanOption>
+  readonly options: ReadonlyArray<QuestionOption>
   /** Questions whose answers this one's read carries (unless `alone`); includes every condition's question. */
   readonly dependsOn: ReadonlyArray<string>
   readonly conditions: ReadonlyArray<Condition>

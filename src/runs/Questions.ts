@@ -8,26 +8,14 @@
  */
 import { Either } from "effect"
 import { InvalidDecisionQuestions } from "../../schema/Errors.js"
+import type { Question } from "../../schema/RunsApi.js"
 import { optionsOf } from "./Criteria.js"
 import { stageQuestions } from "./DecisionPlan.js"
-import type {
-  Condition,
-  DecisionPlan,
-  PlanOption,
-  ProbabilityAtLeastCondition,
-  QuestionType,
-  UnstagedQuestion
-} from "./DecisionPlan.js"
+import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
+import type { Condition, DecisionPlan, ProbabilityAtLeastCondition, UnstagedQuestion } from "./DecisionPlan.js"
 
-/** A question as the route's schema decodes it from `POST /v1/runs`. */
-export interface WireQuestion {
-  readonly type: string
-  readonly instructions: string
-  readonly criteria?: unknown
-  readonly depends_on?: ReadonlyArray<string> | undefined
-  readonly ask_if?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
-  readonly alone?: boolean | undefined
-}
+/** A question as the route's schema (`RunsApi.Question`) decodes it from `POST /v1/runs`. */
+export type WireQuestion = typeof Question.Type
 
 /** Plan-building options for internal callers (the router); never filled from a request body. */
 export interface CompileOptions {
@@ -50,7 +38,7 @@ interface Shaped {
   readonly id: string
   readonly wire: WireQuestion
   readonly type: QuestionType
-  readonly options: ReadonlyArray<PlanOption>
+  readonly options: ReadonlyArray<QuestionOption>
 }
 
 const quote = (text: string): string => JSON.stringify(text)

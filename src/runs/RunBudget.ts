@@ -9,9 +9,9 @@
  * attempts cost nothing, so retries never add to the worst case.
  */
 import type { ModelCall } from "../providers/ModelProvider.js"
-import { callCostMicros } from "./Pricing.js"
+import { callCostMicros } from "./RunLimits.js"
 
-/** Estimated input tokens of a read's prompts (see LetterReadout.promptBytes). */
+/** Estimated input tokens of a read's prompts (see LetterReadout.letterPromptBytes). */
 export interface ReadEstimate {
   readonly answer: number
   readonly think: number

@@ -16,7 +16,7 @@ import type { CallRecorderService } from "../ledger/CallRecorder.js"
 import type { ModelProvider } from "../providers/ModelProvider.js"
 import { outputDigest } from "./Answers.js"
 import { callOccurred, type EngineError, type EngineResult, executeDecisionWith, type IndexedCall } from "./DecisionEngine.js"
-import { SPEND_CEILING_MICROS } from "./Pricing.js"
+import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */

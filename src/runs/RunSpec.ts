@@ -2,7 +2,9 @@
  * From a decoded `POST /v1/runs` body to what the run needs, checking what the schema cannot (check order step 5,
  * then 6): the prompt's shape (exactly one of `state` and `messages`), fields of the other kind, the question set
  * or the verdict schema, `model`, the kind's deadline bound, the capability hint, then the input estimate. Also
- * fixes the input digest (what decides idempotent equality), the default deadline and the token reservation.
+ * fixes the input digest (what decides idempotent equality), the default deadline and the token reservation. The
+ * service's own decision runs (the router's classification) are specified here too, by the same rules, from a
+ * question set compiled once (`compileInternalQuestions`, `internalDecisionSpec`).
  */
 import { Either } from "effect"
 import {
@@ -13,7 +15,7 @@ import {
   UnknownModel
 } from "../../schema/Errors.js"
 import { CapabilityHintPattern, type RunRequest } from "../../schema/RunsApi.js"
-import { canonicalDigest } from "./CanonicalJson.js"
+import { canonicalDigest } from "../encoding/CanonicalJson.js"
 import type { DecisionPlan } from "./DecisionPlan.js"
 import {
   checkInputEstimate,
@@ -23,10 +25,13 @@ import {
   inputLimit,
   MAX_VERDICT_DEADLINE_MS,
   promptBytes
-} from "./Pricing.js"
-import { compileQuestions } from "./Questions.js"
+} from "./RunLimits.js"
+import { type CompileOptions, compileQuestions, type WireQuestion } from "./Questions.js"
 import { renderMessages, renderState } from "./StateRendering.js"
 import { checkVerdictSchema } from "./VerdictSchema.js"
+
+/** A run's prompt of `messages`: the turns as `role: content` paragraphs (the router reads a task's turns so too). */
+export { renderMessages } from "./StateRendering.js"
 
 /** The decision model's public names. */
 export interface DecisionModelNames {
@@ -71,6 +76,22 @@ const checkCapabilityHint = (hint: string | undefined): Either.Either<void, Inva
     )
 
 /**
+ * The tokens a decision run holds against the token quota: its input estimate and, for every model call it may
+ * make (each question, each draw, a think call and a letter call when it thinks), the output it may generate.
+ */
+const decisionHoldTokens = (
+  inputTokens: number,
+  questions: number,
+  draws: number,
+  thinkTokens: number,
+  maxOutputTokens: number | undefined
+): number => {
+  const calls = questions * draws * (thinkTokens > 0 ? 2 : 1)
+  const perCall = maxOutputTokens ?? Math.max(1, thinkTokens)
+  return inputTokens + perCall * calls
+}
+
+/**
  * The input estimate (check order step 6) of a rendered prompt, or `input_too_large`; an undefined prompt is one
  * whose rendering stopped past the limit.
  */
@@ -113,8 +134,6 @@ export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): 
     const contract = { instructions: request.instructions, questions: request.questions }
     const estimate = estimateInput("decision", prompt, contract)
     if (Either.isLeft(estimate)) return Either.left(estimate.left)
-    const calls = plan.right.questions.length * draws * (thinkTokens > 0 ? 2 : 1)
-    const perCall = request.max_output_tokens ?? Math.max(1, thinkTokens)
     return Either.right({
       kind: "decision",
       plan: plan.right,
@@ -122,7 +141,7 @@ export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): 
       inputDigest: canonicalDigest({ kind: "decision", ...promptPart, ...contract, draws, think_tokens: thinkTokens }),
       inputTokens: estimate.right,
       deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.right),
-      holdTokens: estimate.right + perCall * calls,
+      holdTokens: decisionHoldTokens(estimate.right, plan.right.questions.length, draws, thinkTokens, request.max_output_tokens),
       draws,
       thinkTokens,
       maxOutputTokens: request.max_output_tokens
@@ -154,3 +173,44 @@ export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): 
     maxOutputTokens: request.max_output_tokens
   })
 }
+
+/** A question set of the service's own decision runs, compiled once, with the contract bytes it adds to a run. */
+export interface InternalQuestionSet {
+  readonly plan: DecisionPlan
+  readonly contractBytes: number
+}
+
+/**
+ * Compiles the question set of the service's own decision runs, which may carry conditions no request can (the
+ * router's "P(family) >= 5%"); the failure names the question and the rule it broke.
+ */
+export const compileInternalQuestions = (
+  questions: Readonly<Record<string, WireQuestion>>,
+  options: CompileOptions
+): Either.Either<InternalQuestionSet, InvalidDecisionQuestions> =>
+  Either.map(compileQuestions(questions, options), (plan) => ({ plan, contractBytes: contractBytes({ questions }) }))
+
+/**
+ * The run of a compiled question set over a prompt, by the rules of `compileRunSpec`: one draw, no thought, no
+ * output limit, the default deadline; `input_too_large` when the prompt and the set are over the decision limit.
+ */
+export const internalDecisionSpec = (
+  set: InternalQuestionSet,
+  prompt: string,
+  inputDigest: string
+): Either.Either<RunSpec, InputTooLarge> =>
+  Either.map(
+    checkInputEstimate("decision", inputEstimate({ promptBytes: promptBytes(prompt), contractBytes: set.contractBytes })),
+    (inputTokens): RunSpec => ({
+      kind: "decision",
+      plan: set.plan,
+      prompt,
+      inputDigest,
+      inputTokens,
+      deadlineMs: defaultDeadlineMs("decision", inputTokens),
+      holdTokens: decisionHoldTokens(inputTokens, set.plan.questions.length, 1, 0, undefined),
+      draws: 1,
+      thinkTokens: 0,
+      maxOutputTokens: undefined
+    })
+  )

@@ -1,11 +1,16 @@
 /**
- * Runs on the wire (decisions.md, Runs): `run_` + 32 hex ids (both spellings accepted on the way in), optional
- * fields omitted when they have no value, timestamps at second precision.
+ * Runs as the API and other folders see them (decisions.md, Runs): `run_` + 32 hex ids (both spellings accepted on
+ * the way in), the stored row with its answers, and the wire view: optional fields omitted when they have no value,
+ * timestamps at second precision.
  */
 import { Option } from "effect"
 import { formatTimestamp } from "../../schema/Ids.js"
-import { uuidFromHex } from "../Ids.js"
-import type { RunRow } from "./RunsRepo.js"
+import { uuidFromHex } from "../ids/Ids.js"
+import type { RunRow } from "../ledger/RunRecord.js"
+import type { Answer } from "./Answers.js"
+
+export type { Answer } from "./Answers.js"
+export type { RunRow } from "../ledger/RunRecord.js"
 
 const Compact = /^run_([0-9a-f]{32})$/
 const Hyphenated = /^run_([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/
@@ -37,7 +42,7 @@ export interface RunView {
   readonly replayed: boolean
   readonly decision?: {
     readonly model: string
-    readonly answers: Readonly<Record<string, unknown>>
+    readonly answers: Readonly<Record<string, Answer | null>>
     readonly skipped?: Readonly<Record<string, unknown>>
   }
   readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }

@@ -12,7 +12,7 @@ import {
   RunNotFound
 } from "../../schema/Errors.js"
 import type { RunRequest } from "../../schema/RunsApi.js"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 import { CallRecorder } from "../ledger/CallRecorder.js"
 import { RunLedger } from "../ledger/RunLedger.js"
 import type { RunOrigin } from "../ledger/RunRecord.js"

@@ -3,7 +3,6 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
-import { enforceScopes } from "../auth/Scopes.js"
 import { startServerTiming } from "../http/ServerTiming.js"
 import { Runs } from "./Runs.js"
 
@@ -43,5 +42,4 @@ export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
       .handle("get", ({ path }) => Effect.flatMap(Actor, (actor) => runs.get(actor.organizationId, path.run_id)))
       .handle("stream", ({ path }) =>
         Effect.flatMap(Actor, (actor) => Effect.map(runs.get(actor.organizationId, path.run_id), eventStream)))
-      .pipe(enforceScopes)
   }))

@@ -8,7 +8,7 @@ import { NodeSdk } from "@effect/opentelemetry"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer, Option } from "effect"
-import { AppConfig } from "../AppConfig.js"
+import { AppConfig } from "../config/AppConfig.js"
 
 /** Tracing into the given span processor (tests pass an in-memory exporter's). */
 export const tracingWith = (serviceName: string, spanProcessor: SpanProcessor) =>

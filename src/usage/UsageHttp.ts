@@ -8,7 +8,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
-import { enforceScopes } from "../auth/Scopes.js"
 import { parseLedgerLimit } from "./LedgerLimit.js"
 import { Usage } from "./Usage.js"
 import { dailyView, ledgerView, quotaView, rollupView, runUsageView } from "./UsageView.js"
@@ -52,5 +51,4 @@ export const UsageHttp = HttpApiBuilder.group(Api, "usage", (handlers) =>
           const actor = yield* Actor
           return quotaView(actor.organizationId, yield* usage.quota(actor.organizationId, yield* now))
         }))
-      .pipe(enforceScopes)
   }))

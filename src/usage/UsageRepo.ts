@@ -8,6 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { utcDays, type Window } from "./Window.js"
 
@@ -144,19 +145,33 @@ export const usageStatements = (sql: SqlClient.SqlClient) => {
   }
 }
 
+/** One run's usage figures with its calls, oldest first. */
+export interface RunUsage {
+  readonly run: RunUsageRow
+  readonly calls: ReadonlyArray<LedgerRow>
+}
+
+/** The repository's operations. */
+export interface UsageRepoService {
+  /** Totals of the runs created in the window. */
+  readonly rollup: (organizationId: string, window: Window) => Effect.Effect<RollupRow, DatabaseUnavailable>
+  /** Up to `limit` model calls recorded in the window, newest first. */
+  readonly ledger: (organizationId: string, window: Window, limit: number) => Effect.Effect<ReadonlyArray<LedgerRow>, DatabaseUnavailable>
+  /** Totals per UTC day the window touches, oldest first, zeros for days without runs. */
+  readonly daily: (organizationId: string, window: Window) => Effect.Effect<ReadonlyArray<DayRow>, DatabaseUnavailable>
+  /** One run of the organization with its calls, oldest first (one snapshot); none when it has no such run. */
+  readonly run: (organizationId: string, id: string) => Effect.Effect<Option.Option<RunUsage>, DatabaseUnavailable>
+}
+
 const make = Effect.gen(function*() {
   const statements = usageStatements(yield* SqlClient.SqlClient)
-  return {
-    /** Totals of the runs created in the window. */
-    rollup: (organizationId: string, window: Window) =>
+  return UsageRepo.of({
+    rollup: (organizationId, window) =>
       orUnavailable(Effect.map(statements.rollup(organizationId, window), (rows) => rows[0]!)),
-    /** Up to `limit` model calls recorded in the window, newest first. */
-    ledger: (organizationId: string, window: Window, limit: number) =>
+    ledger: (organizationId, window, limit) =>
       orUnavailable(statements.ledger(organizationId, window, limit)),
-    /** Totals per UTC day the window touches, oldest first, zeros for days without runs. */
-    daily: (organizationId: string, window: Window) => orUnavailable(statements.daily(organizationId, window)),
-    /** One run of the organization with its calls, oldest first (one snapshot); none when it has no such run. */
-    run: (organizationId: string, id: string) =>
+    daily: (organizationId, window) => orUnavailable(statements.daily(organizationId, window)),
+    run: (organizationId, id) =>
       orUnavailable(Effect.map(statements.run(organizationId, id), (rows) =>
         Option.map(Option.fromNullable(rows[0]), (first) => ({
           run: {
@@ -172,11 +187,11 @@ const make = Effect.gen(function*() {
           } satisfies RunUsageRow,
           calls: rows.flatMap((row) => Option.toArray(callOf(row)))
         }))))
-  }
+  })
 })
 
 /** Reads of usage figures. */
-export class UsageRepo extends Context.Tag("UsageRepo")<UsageRepo, Effect.Effect.Success<typeof make>>() {
+export class UsageRepo extends Context.Tag("UsageRepo")<UsageRepo, UsageRepoService>() {
   /** The repository over the SQL client. */
   static readonly layer = Layer.effect(UsageRepo, make)
 }

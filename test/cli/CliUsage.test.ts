@@ -8,7 +8,7 @@ import { ConfigProvider, Effect, Either, Option } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { logLevelNamed, logLevelNames, SettingsConfig } from "../../src/AppConfig.js"
+import { logLevelNamed, logLevelNames, SettingsConfig } from "../../src/config/AppConfig.js"
 import { runCliProcessWith, runCliWith } from "../support/Cli.js"
 
 /** No database is reached by these command lines; the folder stays empty. */

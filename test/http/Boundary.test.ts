@@ -4,7 +4,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Duration, Effect, Layer, Logger } from "effect"
-import { AppConfig } from "../../src/AppConfig.js"
+import { AppConfig } from "../../src/config/AppConfig.js"
 import { boundaryLayer } from "../../src/http/Boundary.js"
 import { MaxJsonDepth } from "../../src/http/JsonBody.js"
 import { listen, ServerAddress } from "../../src/http/Listen.js"

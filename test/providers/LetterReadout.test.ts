@@ -4,7 +4,7 @@ import {
   letterRequest,
   parseLetterResponse,
   parseThoughtResponse,
-  promptBytes,
+  letterPromptBytes as promptBytes,
   thinkPrompt,
   thinkRequest
 } from "../../src/providers/LetterReadout.js"

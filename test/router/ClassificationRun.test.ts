@@ -6,8 +6,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
 import { classificationSpec, compileClassification, readClassification } from "../../src/router/ClassificationRun.js"
-import { HEAD_CHARS, promptExcerpt, TAIL_CHARS } from "../../src/router/PromptExcerpt.js"
-import { defaultDeadlineMs } from "../../src/runs/Pricing.js"
+import { HEAD_CHARS, promptExcerpt, TAIL_CHARS } from "../../src/router/classification/PromptExcerpt.js"
+import { defaultDeadlineMs } from "../../src/runs/RunLimits.js"
 import { realTaxonomy } from "./fixtures/RouterFixtures.js"
 
 const LoneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

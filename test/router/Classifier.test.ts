@@ -6,7 +6,7 @@ import {
   interpretClassification,
   taskTypeQuestionName
 } from "../../src/router/Classifier.js"
-import { difficultyLabel, labelProbabilities } from "../../src/router/Difficulty.js"
+import { difficultyLabel, labelProbabilities } from "../../src/router/classification/Difficulty.js"
 import { fixtureTaxonomy, realTaxonomy } from "./fixtures/RouterFixtures.js"
 
 const rest = {

@@ -8,8 +8,8 @@ import {
   shapeAnswer
 } from "../../src/runs/Answers.js"
 import type { ChoiceAnswer, ScoreAnswer } from "../../src/runs/Answers.js"
-import { sha256Hex } from "../../src/runs/CanonicalJson.js"
-import type { PlanOption } from "../../src/runs/DecisionPlan.js"
+import { sha256Hex } from "../../src/encoding/CanonicalJson.js"
+import type { QuestionOption as PlanOption } from "../../src/providers/ModelProvider.js"
 import { averageDraws, rotateOptions, unrotateProbabilities } from "../../src/runs/Draws.js"
 
 const options = (...names: ReadonlyArray<string>): ReadonlyArray<PlanOption> =>

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
-import { AppConfig } from "../../src/AppConfig.js"
+import { AppConfig } from "../../src/config/AppConfig.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { startNode } from "../../bench/support/Processes.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"

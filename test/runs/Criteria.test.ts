@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import { optionsOf } from "../../src/runs/Criteria.js"
-import type { QuestionType } from "../../src/runs/DecisionPlan.js"
+import type { QuestionType } from "../../src/providers/ModelProvider.js"
 
 const problem = (type: QuestionType, criteria: unknown): string => {
   const result = optionsOf(type, criteria)

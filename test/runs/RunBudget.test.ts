@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ModelCall } from "../../src/providers/ModelProvider.js"
-import { callCostMicros } from "../../src/runs/Pricing.js"
+import { callCostMicros } from "../../src/runs/RunLimits.js"
 import { makeRunBudget } from "../../src/runs/RunBudget.js"
 
 const call = (purpose: ModelCall["purpose"], inputTokens: number, outputTokens: number, status: ModelCall["status"] = "succeeded"): ModelCall => ({

@@ -6,7 +6,7 @@
 import { Effect, Layer, Option, Redacted, Scope } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { AppConfig } from "../../src/AppConfig.js"
+import { AppConfig } from "../../src/config/AppConfig.js"
 import { ownerTarget } from "../../src/db/Embedded.js"
 import { pgClientLayer } from "../../src/db/PgPool.js"
 import { DatabaseKind } from "../../src/db/Sql.js"

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { inject } from "vitest"
-import type { Settings } from "../../src/AppConfig.js"
+import type { Settings } from "../../src/config/AppConfig.js"
 
 /** Which database the tests run on. */
 export const databaseMode = (): "embedded" | "postgres" => inject("databaseMode")

@@ -5,7 +5,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, Option } from "effect"
-import { AppConfig, type Settings } from "../../src/AppConfig.js"
+import { AppConfig, type Settings } from "../../src/config/AppConfig.js"
 import { DatabaseLive } from "../../src/db/Sql.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { HttpLive } from "../../src/Server.js"

@@ -6,7 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { SPEND_CEILING_MICROS } from "../../src/runs/Pricing.js"
+import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
 import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { call, codeOf } from "../support/Api.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"

@@ -4,7 +4,7 @@
  * were left out. That line is taken out of the text and its count added back, so features see the user's words and
  * the task's real length, never the marker. Training reads corpus prompts through the same excerpt first.
  */
-import { promptExcerpt } from "../PromptExcerpt.js"
+import { promptExcerpt } from "../classification/PromptExcerpt.js"
 
 /** The user's text as the classifier reads it, with the length of the whole task. */
 export interface PromptText {

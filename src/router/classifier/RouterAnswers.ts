@@ -4,10 +4,9 @@
  * classification per state. The ~15 reads of one selection share the same state, so a small cache of the latest
  * states (CACHED_STATES, oldest dropped first) classifies each prompt once even when selections interleave.
  */
-import type { Read } from "../../providers/ModelProvider.js"
 import type { ClassifierModel } from "./ClassifierModel.js"
 import { classifyState, type PromptClassification } from "./PromptClassifier.js"
-import { answerRouterQuestion, routerQuestionIndex } from "./RouterQuestions.js"
+import { answerRouterQuestion, type AskedQuestion, routerQuestionIndex } from "./RouterQuestions.js"
 import { DEFAULT_WEIGHTS_PATH, readWeights } from "./WeightsFile.js"
 
 /** States whose classification is kept. */
@@ -22,7 +21,7 @@ export const shippedClassifier = (): ClassifierModel => {
 }
 
 /** Answers a read from the classifier when it is one of the router's questions, else null. */
-export type RouterAnswerer = (read: Read) => ReadonlyArray<number> | null
+export type RouterAnswerer = (read: AskedQuestion) => ReadonlyArray<number> | null
 
 /** An answerer over a model, with its own cache of classified states. */
 export const routerAnswerer = (model: ClassifierModel): RouterAnswerer => {

@@ -5,11 +5,23 @@
  * question's (in any order, since draws rotate options). A taxonomy whose families or types differ from the
  * classifier's labels does not match, and the local model then answers as it answers any other question.
  */
-import type { Read } from "../../providers/ModelProvider.js"
-import { classificationQuestions } from "../ClassificationQuestions.js"
-import { DIFFICULTY_LEVELS } from "../Difficulty.js"
+import { type ClassificationQuestion, classificationQuestions } from "../classification/ClassificationQuestions.js"
+import { DIFFICULTY_LEVELS } from "../classification/Difficulty.js"
 import type { ClassifierLabels } from "./ClassifierModel.js"
 import type { PromptClassification } from "./PromptClassifier.js"
+
+/**
+ * A question as it is put to the local model, as much of it as recognizing and answering needs (a model provider's
+ * `Read` is one: the classifier depends on no provider).
+ */
+export interface AskedQuestion {
+  /** The text the question is about: the router's prompt excerpt. */
+  readonly state: string
+  readonly type: string
+  readonly instructions: string
+  /** The options in the order asked (draws rotate them). */
+  readonly options: ReadonlyArray<{ readonly name: string }>
+}
 
 /** One of the router's questions, recognized. */
 export type RouterQuestion =
@@ -20,14 +32,14 @@ export type RouterQuestion =
 
 interface Entry {
   readonly question: RouterQuestion
-  readonly type: Read["type"]
+  readonly type: ClassificationQuestion["type"]
   readonly options: ReadonlySet<string>
 }
 
 /** Finds the router question a read asks, or null. */
-export type RouterQuestionIndex = (read: Read) => RouterQuestion | null
+export type RouterQuestionIndex = (read: AskedQuestion) => RouterQuestion | null
 
-const sameNames = (read: Read, expected: ReadonlySet<string>): boolean =>
+const sameNames = (read: AskedQuestion, expected: ReadonlySet<string>): boolean =>
   read.options.length === expected.size && read.options.every((option) => expected.has(option.name))
 
 /** The index of the router's questions over the classifier's labels. */
@@ -59,7 +71,7 @@ const LEVEL_INDEX: ReadonlyMap<string, number> = new Map(DIFFICULTY_LEVELS.map((
 /** The classifier's answer to a recognized question, one probability per option in the read's order. */
 export const answerRouterQuestion = (
   question: RouterQuestion,
-  read: Read,
+  read: AskedQuestion,
   classification: PromptClassification
 ): ReadonlyArray<number> => {
   switch (question.kind) {

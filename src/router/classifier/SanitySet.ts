@@ -9,7 +9,7 @@ import { promptTextOfTask } from "./PromptText.js"
 import { SANITY_PATH } from "./TrainArguments.js"
 import { readRows } from "./TrainingCorpus.js"
 import { readWeights } from "./WeightsFile.js"
-import { promptExcerpt } from "../PromptExcerpt.js"
+import { promptExcerpt } from "../classification/PromptExcerpt.js"
 
 const top = (probabilities: ReadonlyMap<string, number>): [string, number] =>
   [...probabilities].reduce((best, item) => (item[1] > best[1] ? item : best))

@@ -6,7 +6,7 @@
  * deterministic (fixed key order, no dates), so the same training gives the same bytes.
  */
 import { readFileSync } from "node:fs"
-import { shippedFile } from "../../ProjectRoot.js"
+import { shippedFile } from "../../config/ProjectRoot.js"
 import type { ClassifierModel } from "./ClassifierModel.js"
 
 /** The format tag of the file. */

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { interpretClassification } from "../../../src/router/Classifier.js"
-import { difficultyLabel, mostProbableLabel, scoreWithin } from "../../../src/router/Difficulty.js"
+import { difficultyLabel, mostProbableLabel, scoreWithin } from "../../../src/router/classification/Difficulty.js"
 import { rank } from "../../../src/router/Ranking.js"
 import { FAMILY_LOW_CONFIDENCE_BELOW } from "../../../src/router/ScoringConstants.js"
 import { fixtureInput, fixtureTaxonomy } from "../fixtures/RouterFixtures.js"

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { shippedClassifier } from "../../../src/router/classifier/RouterAnswers.js"
 import { classifyState, type PromptClassification } from "../../../src/router/classifier/PromptClassifier.js"
-import { promptExcerpt } from "../../../src/router/PromptExcerpt.js"
+import { promptExcerpt } from "../../../src/router/classification/PromptExcerpt.js"
 import { realTaxonomy } from "../fixtures/RouterFixtures.js"
 
 const model = shippedClassifier()

@@ -11,7 +11,7 @@ import { ModelProvider, type Read } from "../../../src/providers/ModelProvider.j
 import { compileClassification } from "../../../src/router/ClassificationRun.js"
 import { shippedClassifier } from "../../../src/router/classifier/RouterAnswers.js"
 import { routerQuestionIndex } from "../../../src/router/classifier/RouterQuestions.js"
-import { promptExcerpt } from "../../../src/router/PromptExcerpt.js"
+import { promptExcerpt } from "../../../src/router/classification/PromptExcerpt.js"
 import { rotateOptions } from "../../../src/runs/Draws.js"
 import { realTaxonomy } from "../fixtures/RouterFixtures.js"
 

@@ -9,7 +9,7 @@ import { languageSignals } from "../../../src/router/classifier/LanguageSignals.
 import { promptTextOfState, promptTextOfTask } from "../../../src/router/classifier/PromptText.js"
 import { promptFeatures, wordsOf } from "../../../src/router/classifier/TextFeatures.js"
 import { structureSignals } from "../../../src/router/classifier/TextStructure.js"
-import { HEAD_CHARS, promptExcerpt, TAIL_CHARS } from "../../../src/router/PromptExcerpt.js"
+import { HEAD_CHARS, promptExcerpt, TAIL_CHARS } from "../../../src/router/classification/PromptExcerpt.js"
 
 const language = (text: string) => languageSignals(text, wordsOf(text.toLowerCase()))
 

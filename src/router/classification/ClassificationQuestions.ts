@@ -5,12 +5,14 @@
  * facets (`noul` propositions). Which task-type questions to ask is the caller's choice (families of 5% or more).
  */
 import { DIFFICULTY_LEVELS } from "./Difficulty.js"
-import type { TaskType, Taxonomy } from "./Taxonomy.js"
 
-/** What the questions read of a taxonomy: its families and each family's task types (a `Taxonomy` is one). */
+/**
+ * What the questions read of a taxonomy: its families and each family's task types (the router's `Taxonomy` is one;
+ * the embedded classifier builds one from its labels).
+ */
 export interface QuestionTaxonomy {
-  readonly families: Taxonomy["families"]
-  readonly taskTypesByFamily: ReadonlyMap<string, ReadonlyArray<Pick<TaskType, "id" | "description">>>
+  readonly families: ReadonlyArray<string>
+  readonly taskTypesByFamily: ReadonlyMap<string, ReadonlyArray<{ readonly id: string; readonly description: string }>>
 }
 
 /** A `choice` question: option names mapped to descriptions. */

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { canonicalDigest, canonicalJson, sha256Hex } from "../../src/runs/CanonicalJson.js"
+import { canonicalDigest, canonicalJson, sha256Hex } from "../../src/encoding/CanonicalJson.js"
 
 const fromHex = (hex: string): number => {
   const view = new DataView(new ArrayBuffer(8))

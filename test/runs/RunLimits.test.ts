@@ -10,7 +10,7 @@ import {
   inputEstimate,
   promptBytes,
   SPEND_CEILING_MICROS
-} from "../../src/runs/Pricing.js"
+} from "../../src/runs/RunLimits.js"
 
 describe("Pricing", () => {
   it("prices the spec's full decision: 262,144 input + 16 output tokens at 42,000/Mtok = 11,012", () => {

@@ -1,6 +1,6 @@
 /**
  * Minting of identifiers. Run and key ids are UUIDv7 (time-ordered, so "newest first" is an index scan), written as
- * 32 lowercase hex after their prefix.
+ * 32 lowercase hex after their prefix; organization, user and transaction ids are 128 random bits.
  */
 import { randomBytes } from "node:crypto"
 
@@ -21,6 +21,9 @@ export const newOrganizationId = (): string => `org_${randomBytes(16).toString("
 
 /** `user_` + 32 hex, for owners created without an id. */
 export const newUserId = (): string => `user_${randomBytes(16).toString("hex")}`
+
+/** A billing transaction id: `txn_` + 32 hex (a day's usage row is `txn_usage_YYYYMMDD`, see CreditStore). */
+export const newTransactionId = (): string => `txn_${randomBytes(16).toString("hex")}`
 
 /** The hyphenated uuid of 32 hex digits. */
 export const uuidFromHex = (hex: string): string =>

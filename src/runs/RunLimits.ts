@@ -1,6 +1,7 @@
 /**
- * Input estimates, call costs and default deadlines (spec, Limits; decisions.md, Precise rules). Money is integer
- * micro-USD computed with BigInt, so no float rounding can creep in. Definitions fixed here:
+ * A run's limits (spec, Limits; decisions.md, Precise rules): the input estimate and the input limit of each kind,
+ * the spend ceiling and the cost of a call that counts against it, and the default and longest deadlines. Money is
+ * integer micro-USD computed with BigInt, so no float rounding can creep in. Definitions fixed here:
  * - prompt bytes: the UTF-8 bytes of the rendered `state` (StateRendering.renderState) or rendered `messages`
  *   (StateRendering.renderMessages);
  * - contract bytes: the UTF-8 bytes of the canonical JSON of `{instructions, questions}` for a decision or
@@ -10,7 +11,8 @@
  */
 import { Either } from "effect"
 import { InputTooLarge } from "../../schema/Errors.js"
-import { canonicalJson } from "./CanonicalJson.js"
+import { canonicalJson } from "../encoding/CanonicalJson.js"
+import { utf8Bytes } from "../encoding/Utf8.js"
 
 /** The two run kinds. */
 export type RunKind = "decision" | "verdict"
@@ -21,8 +23,6 @@ export const DECISION_INPUT_LIMIT = 262_144
 export const VERDICT_INPUT_LIMIT = 64_000
 /** A run's spend ceiling in micro-USD, held until settlement (spec, Limits). */
 export const SPEND_CEILING_MICROS = 20_000
-/** Default price of the decision model per million tokens, input and output alike (decisions.md). */
-export const DEFAULT_PRICE_PER_MTOK_MICROS = 42_000
 /** Longest `deadline_ms` of a decision run (spec, Limits). */
 export const MAX_DECISION_DEADLINE_MS = 150_000
 /** Longest `deadline_ms` of a verdict run (spec, Limits). */
@@ -35,9 +35,6 @@ const assertCount = (name: string, value: number): void => {
 }
 
 const ceilDiv = (numerator: bigint, denominator: bigint): bigint => (numerator + denominator - 1n) / denominator
-
-/** The number of UTF-8 bytes of a string. */
-export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8")
 
 /** Prompt bytes of a run: the UTF-8 bytes of its rendered state or messages. */
 export const promptBytes = (renderedPrompt: string): number => utf8Bytes(renderedPrompt)

@@ -1,0 +1,12 @@
+/** The decision engine as its tests run it: over the `ModelProvider` of the context (a test layer or the fake upstream). */
+import { Effect } from "effect"
+import { ModelProvider } from "../../src/providers/ModelProvider.js"
+import type { DecisionPlan } from "../../src/runs/DecisionPlan.js"
+import { type DecisionOptions, type EngineResult, executeDecisionWith } from "../../src/runs/DecisionEngine.js"
+
+/** `executeDecisionWith` over the provider in the context. */
+export const executeDecision = (
+  plan: DecisionPlan,
+  options: DecisionOptions
+): Effect.Effect<EngineResult, never, ModelProvider> =>
+  Effect.flatMap(ModelProvider, (provider) => executeDecisionWith(provider, plan, options))
