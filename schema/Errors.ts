@@ -189,6 +189,27 @@ export class OrganizationSpendQuotaExhausted extends errorClass<OrganizationSpen
   "Spend quota for the period cannot cover the run"
 ) {}
 
+/** A key's own spend or token limit for its period cannot cover the run (decisions.md, Extensions). */
+export class KeyQuotaExhausted extends errorClass<KeyQuotaExhausted>()(
+  "key_quota_exhausted",
+  429,
+  "The API key's spend or token limit for its period cannot cover the run"
+) {}
+
+/**
+ * A key's `runs_per_minute` bucket is empty. `retry_after_seconds` (whole seconds until a run fits again) becomes the
+ * response's `Retry-After` header; it is not part of the JSON envelope.
+ */
+export class KeyRateLimited extends Schema.TaggedError<KeyRateLimited>()(
+  "key_rate_limited",
+  {
+    message: Schema.String,
+    request_id: Schema.optional(Schema.String),
+    retry_after_seconds: Schema.optional(Schema.Int)
+  },
+  HttpApiSchema.annotations({ status: 429, description: "The API key's runs_per_minute limit is reached; see Retry-After" })
+) {}
+
 // 500
 /** An unexpected failure; its cause is logged, never sent. */
 export class InternalError extends errorClass<InternalError>()("internal_error", 500, "Internal failure") {}
@@ -300,7 +321,7 @@ export const ErrorClasses: ReadonlyArray<ApiErrorClass> = [
   NoEligibleModel, InvalidAmount, MissingCredentials, InvalidCredential, InsufficientCredits, ScopeDenied,
   NoActiveOrganization, ScopeExceedsCreator, PrincipalIsNotTheCaller, RunNotFound, KeyNotFound,
   IdempotencyConflict, KeyRevoked, PaymentMethodRequired, BodyTooLarge, InputTooLarge,
-  OrganizationTokenQuotaExhausted, OrganizationSpendQuotaExhausted, InternalError, NoRouteAvailable,
+  OrganizationTokenQuotaExhausted, OrganizationSpendQuotaExhausted, KeyQuotaExhausted, KeyRateLimited, InternalError, NoRouteAvailable,
   DecisionUnavailable, ProviderRateLimited, ProviderUnavailable, ProviderBadResponse,
   VerdictSchemaViolation as unknown as ApiErrorClass, BudgetExhausted, AuthNotConfigured, TrustKeysUnavailable,
   DatabaseUnavailable, NotConfigured, DeadlineExceeded

@@ -22,8 +22,10 @@ import {
   ExampleKeyId,
   KeyExample,
   KeyListExample,
+  LimitedKeyExample,
   RevokedKeyExample,
-  RotatedKeyExample
+  RotatedKeyExample,
+  UpdateKeyRequestExample
 } from "./KeysExamples.js"
 import { operationDocs } from "./OperationDocs.js"
 import { RequiredScope, ScopeSchema } from "./Scope.js"
@@ -34,6 +36,45 @@ export const PrincipalWire = Schema.Struct({
   type: Schema.Literal("user", "service_account"),
   id: Schema.String
 })
+
+const Limit = Schema.NullOr(Schema.Int.pipe(Schema.nonNegative()))
+
+/** The period a key's spend and token limits count over. */
+export const KeyPeriod = Schema.Literal("day", "month", "total").annotations({
+  description: "day and month are UTC calendar periods; total never resets"
+})
+
+/** A key's limits (decisions.md, Extensions): each null when unset. */
+export const KeyLimits = Schema.Struct({
+  spend_micros: Limit.annotations({ description: "settled + reserved spend of the key's runs in the period, at most" }),
+  tokens: Limit.annotations({ description: "settled + reserved tokens of the key's runs in the period, at most" }),
+  runs_per_minute: Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))).annotations({
+    description: "a token bucket of this size, refilled at this many runs per minute"
+  }),
+  period: KeyPeriod
+})
+
+/** A key's usage in its current period; a remaining figure is null where its limit is. */
+export const KeyUsage = Schema.Struct({
+  period_start_at: Timestamp,
+  spend_settled_micros: Schema.Int,
+  spend_reserved_micros: Schema.Int,
+  spend_remaining_micros: Schema.NullOr(Schema.Int),
+  tokens_settled: Schema.Int,
+  tokens_reserved: Schema.Int,
+  tokens_remaining: Schema.NullOr(Schema.Int)
+})
+
+/** Limits as a request sets them: a field left out keeps its value (null clears it; `period` defaults to month). */
+export const KeyLimitsRequest = StrictStruct({
+  spend_micros: Schema.optional(Limit),
+  tokens: Schema.optional(Limit),
+  runs_per_minute: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(1, 1_000_000)))),
+  period: Schema.optional(KeyPeriod)
+})
+
+/** `PATCH /v1/keys/{key_id}` body. */
+export const UpdateKeyRequest = StrictStruct({ limits: KeyLimitsRequest })
 
 /** A key as the API shows it: never its secret, except once in `KeyWithSecret`. */
 export const Key = Schema.Struct({
@@ -46,7 +87,9 @@ export const Key = Schema.Struct({
   created_by: Schema.String,
   created_at: Timestamp,
   last_used_at: Schema.NullOr(Timestamp),
-  revoked_at: Schema.NullOr(Timestamp)
+  revoked_at: Schema.NullOr(Timestamp),
+  limits: KeyLimits,
+  usage: KeyUsage
 })
 
 /** A key with its secret: the create and rotate responses only. */
@@ -67,7 +110,8 @@ export const CreateKeyRequest = StrictStruct({
         id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9._-]{1,128}$/))
       })
     )
-  )
+  ),
+  limits: Schema.optional(KeyLimitsRequest)
 })
 
 const KeyIdPath = Schema.Struct({ key_id: Schema.String })
@@ -128,6 +172,24 @@ export class KeysApi extends HttpApiGroup.make("keys")
         operationDocs({
           parameters: { key_id: ExampleKeyId },
           responses: { 200: { summary: "the revoked key", value: RevokedKeyExample } }
+        })
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/keys/:key_id")
+      .setPath(KeyIdPath)
+      .setPayload(UpdateKeyRequest)
+      .addSuccess(Key)
+      .addError(wire(KeyNotFound))
+      .addError(wire(KeyRevoked))
+      .annotate(RequiredScope, "keys_write")
+      .annotate(OpenApi.Summary, "Change a key's limits; returns the key with its usage")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { key_id: ExampleKeyId },
+          request: UpdateKeyRequestExample,
+          responses: { 200: { summary: "the key under its new limits", value: LimitedKeyExample } }
         })
       )
   )

@@ -2,7 +2,7 @@
  * Examples of the keys routes for the OpenAPI document, as the service answers them. Typed by the wire schemas;
  * test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
  */
-import type { CreateKeyRequest, Key, KeyWithSecret } from "./KeysApi.js"
+import type { CreateKeyRequest, Key, KeyWithSecret, UpdateKeyRequest } from "./KeysApi.js"
 
 /** The key id every keys example uses. */
 export const ExampleKeyId = "key_01a20c15989c7745802fc12a4ef02105"
@@ -26,7 +26,38 @@ export const KeyExample: typeof Key.Encoded = {
   created_by: owner,
   created_at: "2026-11-24T05:44:31Z",
   last_used_at: null,
-  revoked_at: null
+  revoked_at: null,
+  limits: { spend_micros: null, tokens: null, runs_per_minute: null, period: "month" },
+  usage: {
+    period_start_at: "2026-11-01T00:00:00Z",
+    spend_settled_micros: 0,
+    spend_reserved_micros: 0,
+    spend_remaining_micros: null,
+    tokens_settled: 0,
+    tokens_reserved: 0,
+    tokens_remaining: null
+  }
+}
+
+/** Limits for the CI key: $5 a day, 60 runs a minute. */
+export const UpdateKeyRequestExample: typeof UpdateKeyRequest.Encoded = {
+  limits: { spend_micros: 5_000_000, runs_per_minute: 60, period: "day" }
+}
+
+/** The key under {@link UpdateKeyRequestExample}'s limits, with a run in flight. */
+export const LimitedKeyExample: typeof Key.Encoded = {
+  ...KeyExample,
+  last_used_at: "2026-11-24T05:44:22Z",
+  limits: { spend_micros: 5_000_000, tokens: null, runs_per_minute: 60, period: "day" },
+  usage: {
+    period_start_at: "2026-11-24T00:00:00Z",
+    spend_settled_micros: 1_284,
+    spend_reserved_micros: 20_000,
+    spend_remaining_micros: 4_978_716,
+    tokens_settled: 612,
+    tokens_reserved: 4_096,
+    tokens_remaining: null
+  }
 }
 
 /** The create answer: the key with its secret, shown once. */
@@ -67,7 +98,9 @@ export const KeyListExample: { readonly keys: ReadonlyArray<typeof Key.Encoded> 
       created_by: owner,
       created_at: "2026-11-24T05:40:06Z",
       last_used_at: "2026-11-24T05:44:22Z",
-      revoked_at: null
+      revoked_at: null,
+      limits: KeyExample.limits,
+      usage: KeyExample.usage
     }
   ]
 }

@@ -21,6 +21,8 @@ import {
   InvalidIdempotencyKey,
   InvalidPolicy,
   NoEligibleModel,
+  KeyQuotaExhausted,
+  KeyRateLimited,
   OrganizationSpendQuotaExhausted,
   OrganizationTokenQuotaExhausted,
   ProviderBadResponse,
@@ -101,6 +103,8 @@ export class RouterApi extends HttpApiGroup.make("router")
       .addError(wire(NoEligibleModel))
       .addError(wire(InputTooLarge))
       .addError(wire(OrganizationSpendQuotaExhausted))
+      .addError(wire(KeyQuotaExhausted))
+      .addError(wire(KeyRateLimited))
       .addError(wire(OrganizationTokenQuotaExhausted))
       .addError(wire(IdempotencyConflict))
       .addError(wire(InsufficientCredits))

@@ -19,7 +19,8 @@ import type { Scope } from "../../schema/Scope.js"
 import { CredentialVerifier } from "../auth/CredentialVerifier.js"
 import { newSecret, secretHash, secretPrefix } from "../auth/KeySecrets.js"
 import { newKeyId } from "../ids/Ids.js"
-import { type KeyRow, KeysRepo } from "./KeysRepo.js"
+import { type KeyLimits, type KeyPeriod, NoLimits, periodStart } from "../ledger/KeyAccounts.js"
+import { type KeyAccountRow, type KeyRow, KeysRepo } from "./KeysRepo.js"
 
 /** A key as the API shows it. */
 export interface KeyView {
@@ -33,10 +34,87 @@ export interface KeyView {
   readonly created_at: string
   readonly last_used_at: string | null
   readonly revoked_at: string | null
+  readonly limits: LimitsView
+  readonly usage: UsageView
 }
 
-/** The wire view of a stored key. */
-export const keyView = (row: KeyRow): KeyView => ({
+/** A key's limits on the wire. */
+export interface LimitsView {
+  readonly spend_micros: number | null
+  readonly tokens: number | null
+  readonly runs_per_minute: number | null
+  readonly period: KeyPeriod
+}
+
+/** A key's usage in its current period on the wire; a remaining figure is null where its limit is. */
+export interface UsageView {
+  readonly period_start_at: string
+  readonly spend_settled_micros: number
+  readonly spend_reserved_micros: number
+  readonly spend_remaining_micros: number | null
+  readonly tokens_settled: number
+  readonly tokens_reserved: number
+  readonly tokens_remaining: number | null
+}
+
+/** Limits as a request sets them: a field left out keeps its value, null clears it. */
+export interface LimitsPatch {
+  readonly spend_micros?: number | null | undefined
+  readonly tokens?: number | null | undefined
+  readonly runs_per_minute?: number | null | undefined
+  readonly period?: KeyPeriod | undefined
+}
+
+const limitsOf = (row: KeyAccountRow): KeyLimits => ({
+  spendMicros: row.spend_limit,
+  tokens: row.token_limit,
+  runsPerMinute: row.runs_per_minute,
+  period: row.period ?? NoLimits.period
+})
+
+/** A patch applied to limits (JSON merge-patch: absent keeps, null clears). */
+const patched = (limits: KeyLimits, patch: LimitsPatch | undefined): KeyLimits => ({
+  spendMicros: patch?.spend_micros === undefined ? limits.spendMicros : patch.spend_micros,
+  tokens: patch?.tokens === undefined ? limits.tokens : patch.tokens,
+  runsPerMinute: patch?.runs_per_minute === undefined ? limits.runsPerMinute : patch.runs_per_minute,
+  period: patch?.period ?? limits.period
+})
+
+/** What is left under a limit (never below zero: a limit lowered under the usage leaves nothing). */
+const remaining = (limit: number | null, used: number): number | null => limit === null ? null : Math.max(0, limit - used)
+
+const usageView = (row: KeyAccountRow, limits: KeyLimits): UsageView => {
+  const settledSpend = row.spend_settled ?? 0
+  const heldSpend = row.spend_held ?? 0
+  const settledTokens = row.tokens_settled ?? 0
+  const heldTokens = row.tokens_held ?? 0
+  return {
+    period_start_at: formatTimestamp(row.period_start ?? periodStart(limits.period, row.created_at)),
+    spend_settled_micros: settledSpend,
+    spend_reserved_micros: heldSpend,
+    spend_remaining_micros: remaining(limits.spendMicros, settledSpend + heldSpend),
+    tokens_settled: settledTokens,
+    tokens_reserved: heldTokens,
+    tokens_remaining: remaining(limits.tokens, settledTokens + heldTokens)
+  }
+}
+
+/** The wire view of a stored key with its limits and usage. */
+export const keyView = (row: KeyAccountRow): KeyView => {
+  const limits = limitsOf(row)
+  return {
+    ...baseView(row),
+    limits: {
+      spend_micros: limits.spendMicros,
+      tokens: limits.tokens,
+      runs_per_minute: limits.runsPerMinute,
+      period: limits.period
+    },
+    usage: usageView(row, limits)
+  }
+}
+
+const baseView = (row: KeyRow) => ({
   id: row.id,
   name: row.name,
   principal: { type: row.principal_type, id: row.principal_id },
@@ -54,6 +132,7 @@ export interface KeyRequest {
   readonly name: string
   readonly scopes: ReadonlyArray<Scope>
   readonly principal?: Principal | undefined
+  readonly limits?: LimitsPatch | undefined
 }
 
 /** A key with its secret, shown once: on creation and rotation. */
@@ -66,6 +145,7 @@ export interface KeyIssue {
   readonly principal: Principal
   readonly scopes: ReadonlyArray<Scope>
   readonly createdBy: string
+  readonly limits?: KeyLimits | undefined
 }
 
 /** The keys service's operations. */
@@ -85,6 +165,12 @@ export interface KeysService {
   readonly revoke: (actor: ActorShape, keyId: string) => Effect.Effect<KeyView, KeyNotFound | ScopeDenied | DatabaseUnavailable>
   /** Revokes a key on an operator's authority (the CLI); revoking a revoked key returns it unchanged. */
   readonly revokeAsOperator: (organizationId: string, keyId: string) => Effect.Effect<KeyView, KeyNotFound | DatabaseUnavailable>
+  /** Changes the limits of an active key of a caller holding every scope of it; returns the key with its usage. */
+  readonly update: (
+    actor: ActorShape,
+    keyId: string,
+    limits: LimitsPatch
+  ) => Effect.Effect<KeyView, KeyNotFound | ScopeDenied | KeyRevoked | DatabaseUnavailable>
   /** Issues a new secret for an active key of a caller holding every scope of it; the previous one stops at once. */
   readonly rotate: (
     actor: ActorShape,
@@ -98,13 +184,17 @@ const notFound = (keyId: string) => new KeyNotFound({ message: `no key ${keyId} 
  * A caller may rotate or revoke only a key whose scopes are all its own (docs/decisions.md, Keys): otherwise a
  * `keys_write` key could take over a wider key (a rotation hands out its secret) or cut off the owner's.
  */
-const checkContained = (actor: ActorShape, row: KeyRow): Effect.Effect<void, ScopeDenied> => {
+const checkContained = (
+  actor: ActorShape,
+  row: KeyRow,
+  action = "rotated or revoked"
+): Effect.Effect<void, ScopeDenied> => {
   const missing = row.scopes.find((scope) => !actor.scopes.has(scope))
   return missing === undefined
     ? Effect.void
     : Effect.fail(new ScopeDenied({
-      message: `the credential lacks the ${missing} scope, which key ${row.id} holds: a key can only be rotated or ` +
-        "revoked by a credential holding every scope of it"
+      message: `the credential lacks the ${missing} scope, which key ${row.id} holds: a key can only be ${action} ` +
+        "by a credential holding every scope of it"
     }))
 }
 
@@ -115,6 +205,7 @@ const make = Effect.gen(function*() {
   const issue = (input: KeyIssue) =>
     Effect.gen(function*() {
       const secret = newSecret()
+      const limits = input.limits ?? NoLimits
       const row = yield* repo.insert({
         id: newKeyId(),
         organizationId: input.organizationId,
@@ -123,7 +214,9 @@ const make = Effect.gen(function*() {
         scopes: [...new Set(input.scopes)].sort(),
         secretHash: secretHash(secret),
         secretPrefix: secretPrefix(secret),
-        createdBy: input.createdBy
+        createdBy: input.createdBy,
+        limits,
+        periodStart: periodStart(limits.period, new Date())
       })
       return { ...keyView(row), secret }
     })
@@ -168,7 +261,8 @@ const make = Effect.gen(function*() {
           name: request.name,
           principal,
           scopes: request.scopes,
-          createdBy: actor.principal.id
+          createdBy: actor.principal.id,
+          limits: patched(NoLimits, request.limits)
         })
       }),
     list: (organizationId) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
@@ -180,6 +274,15 @@ const make = Effect.gen(function*() {
         return yield* revokeRow(current)
       }),
     revokeAsOperator: (organizationId, keyId) => Effect.flatMap(find(organizationId, keyId), revokeRow),
+    update: (actor, keyId, patch) =>
+      Effect.gen(function*() {
+        const current = yield* find(actor.organizationId, keyId)
+        yield* checkContained(actor, current, "changed")
+        if (current.state === "revoked") return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
+        const changed = yield* repo.setLimits(actor.organizationId, keyId, patched(limitsOf(current), patch))
+        if (Option.isNone(changed)) return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
+        return keyView(yield* find(actor.organizationId, keyId))
+      }),
     rotate: (actor, keyId) =>
       Effect.gen(function*() {
         const current = yield* find(actor.organizationId, keyId)

@@ -14,5 +14,7 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
       .handle("get", ({ path }) => Effect.flatMap(Actor, (actor) => keys.get(actor.organizationId, path.key_id)))
       .handle("create", ({ payload }) => Effect.flatMap(Actor, (actor) => keys.create(actor, payload)))
       .handle("revoke", ({ path }) => Effect.flatMap(Actor, (actor) => keys.revoke(actor, path.key_id)))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(Actor, (actor) => keys.update(actor, path.key_id, payload.limits)))
       .handle("rotate", ({ path }) => Effect.flatMap(Actor, (actor) => keys.rotate(actor, path.key_id)))
   }))

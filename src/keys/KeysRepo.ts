@@ -10,6 +10,7 @@ import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import type { Scope } from "../../schema/Scope.js"
 import { KeyCredentials, type KeyUse } from "../auth/KeyCredentials.js"
 import { orUnavailable } from "../db/Unavailable.js"
+import { type KeyLimits, type KeyPeriod, keyPositionSql, periodStart } from "../ledger/KeyAccounts.js"
 
 /** A stored key (never its secret). */
 export interface KeyRow {
@@ -27,6 +28,21 @@ export interface KeyRow {
   readonly revoked_at: Date | null
 }
 
+/** A stored key with its account: limits and usage. */
+export interface KeyAccountRow extends KeyRow {
+  /** Its limits (null where unset; all null for a key without an account row, which migration 0009 backfills). */
+  readonly spend_limit: number | null
+  readonly token_limit: number | null
+  readonly runs_per_minute: number | null
+  readonly period: KeyPeriod | null
+  /** Its usage in its current period, as admission reads it (KeyAccounts.ts). */
+  readonly period_start: Date | null
+  readonly spend_settled: number | null
+  readonly tokens_settled: number | null
+  readonly spend_held: number | null
+  readonly tokens_held: number | null
+}
+
 /** A key to insert. */
 export interface NewKey {
   readonly id: string
@@ -37,6 +53,9 @@ export interface NewKey {
   readonly secretHash: Buffer
   readonly secretPrefix: string
   readonly createdBy: string
+  readonly limits: KeyLimits
+  /** When its first period starts (`periodStart` of its period, now). */
+  readonly periodStart: Date
 }
 
 /** The repository's operations. */
@@ -44,89 +63,156 @@ export interface KeysRepoService {
   /** The key holding a secret hash, if any. */
   readonly findBySecretHash: (hash: Buffer) => Effect.Effect<Option.Option<KeyRow>, DatabaseUnavailable>
   /** Every key of an organization, newest first. */
-  readonly list: (organizationId: string) => Effect.Effect<ReadonlyArray<KeyRow>, DatabaseUnavailable>
+  readonly list: (organizationId: string) => Effect.Effect<ReadonlyArray<KeyAccountRow>, DatabaseUnavailable>
   /** One key of an organization. */
-  readonly get: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<KeyRow>, DatabaseUnavailable>
+  readonly get: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<KeyAccountRow>, DatabaseUnavailable>
   /** Stores a new active key. */
-  readonly insert: (key: NewKey) => Effect.Effect<KeyRow, DatabaseUnavailable>
+  readonly insert: (key: NewKey) => Effect.Effect<KeyAccountRow, DatabaseUnavailable>
   /** Revokes an active key (no change to one already revoked); returns the key as stored, if it exists. */
-  readonly revoke: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<KeyRow>, DatabaseUnavailable>
+  readonly revoke: (organizationId: string, keyId: string) => Effect.Effect<Option.Option<KeyAccountRow>, DatabaseUnavailable>
   /** Gives an active key a new secret; returns the key and its previous secret hash, if it was active. */
   readonly rotate: (
     organizationId: string,
     keyId: string,
     hash: Buffer,
     prefix: string
-  ) => Effect.Effect<Option.Option<KeyRow & { readonly previous_hash: Buffer }>, DatabaseUnavailable>
+  ) => Effect.Effect<Option.Option<KeyAccountRow & { readonly previous_hash: Buffer }>, DatabaseUnavailable>
   /** The secret hash of a key (to forget cached verifications after a revocation). */
   readonly hashOf: (keyId: string) => Effect.Effect<Option.Option<Buffer>, DatabaseUnavailable>
+  /**
+   * Sets an active key's limits (the key's lock held: an admission of the key waits, then sees them); a changed
+   * period starts the settled counters again from the key's runs of the new period, a changed `runs_per_minute`
+   * starts a full bucket. None when the key is not active.
+   */
+  readonly setLimits: (
+    organizationId: string,
+    keyId: string,
+    limits: KeyLimits
+  ) => Effect.Effect<Option.Option<void>, DatabaseUnavailable>
   /** Records uses: sets `last_used_at` where it is unset or more than a minute old. */
   readonly touch: (uses: ReadonlyArray<KeyUse>) => Effect.Effect<void, DatabaseUnavailable>
 }
 
-const columns = "id, organization_id, name, principal_type, principal_id, scopes, secret_prefix, state, created_by, created_at, last_used_at, revoked_at"
+const keyColumns = (alias: string) =>
+  ["id", "organization_id", "name", "principal_type", "principal_id", "scopes", "secret_prefix", "state", "created_by",
+    "created_at", "last_used_at", "revoked_at"].map((column) => `${alias}.${column}`).join(", ")
+
+/** A key's row with its limits and usage (`a`: the key; its position read as admission reads it). */
+const viewOf = (from: string) =>
+  `SELECT ${keyColumns("a")}, p.spend_limit, p.token_limit, p.runs_per_minute, p.period, p.period_start,
+      p.spend_settled, p.tokens_settled, p.spend_held, p.tokens_held
+    FROM ${from}
+    LEFT JOIN LATERAL (SELECT ${keyPositionSql("now()")} WHERE k.key_id = a.id) p ON true`
+
+/** The key's runs of its period, settled (for a period changed by `setLimits`). */
+const settledSince = `SELECT COALESCE(sum(cost_micros), 0)::bigint AS spend, COALESCE(sum(input_tokens + output_tokens), 0)::bigint AS tokens
+  FROM runs WHERE key_id = $1 AND NOT held AND created_at >= $2::timestamptz`
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const cols = sql.literal(columns)
+  const cols = sql.literal(keyColumns("a"))
+  const plain = sql.literal(keyColumns("api_keys"))
+  const view = sql.literal(viewOf("api_keys a"))
   return KeysRepo.of({
     findBySecretHash: (hash) =>
       orUnavailable(
         Effect.map(
-          sql<KeyRow>`SELECT ${cols} FROM api_keys WHERE secret_sha256 = ${hash}`,
+          sql<KeyRow>`SELECT ${cols} FROM api_keys a WHERE secret_sha256 = ${hash}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
     list: (organizationId) =>
       orUnavailable(
-        sql<KeyRow>`SELECT ${cols} FROM api_keys WHERE organization_id = ${organizationId}
-          ORDER BY created_at DESC, id DESC`
+        sql<KeyAccountRow>`${view} WHERE a.organization_id = ${organizationId} ORDER BY a.created_at DESC, a.id DESC`
       ),
     get: (organizationId, keyId) =>
       orUnavailable(
         Effect.map(
-          sql<KeyRow>`SELECT ${cols} FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}`,
+          sql<KeyAccountRow>`${view} WHERE a.organization_id = ${organizationId} AND a.id = ${keyId}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
     insert: (key) =>
       orUnavailable(
         Effect.map(
-          sql<KeyRow>`INSERT INTO api_keys (id, organization_id, name, principal_type, principal_id, scopes,
-              secret_sha256, secret_prefix, state, created_by)
-            VALUES (${key.id}, ${key.organizationId}, ${key.name}, ${key.principal.type}, ${key.principal.id},
-              ${key.scopes}::text[], ${key.secretHash}, ${key.secretPrefix}, 'active', ${key.createdBy})
-            RETURNING ${cols}`,
+          sql<KeyAccountRow>`WITH a AS (
+              INSERT INTO api_keys AS a (id, organization_id, name, principal_type, principal_id, scopes,
+                secret_sha256, secret_prefix, state, created_by)
+              VALUES (${key.id}, ${key.organizationId}, ${key.name}, ${key.principal.type}, ${key.principal.id},
+                ${key.scopes}::text[], ${key.secretHash}, ${key.secretPrefix}, 'active', ${key.createdBy})
+              RETURNING ${cols}
+            ),
+            k AS (
+              INSERT INTO key_accounts (key_id, organization_id, spend_limit_micros, token_limit, runs_per_minute, period,
+                period_start)
+              SELECT id, organization_id, ${key.limits.spendMicros}, ${key.limits.tokens}, ${key.limits.runsPerMinute},
+                ${key.limits.period}, ${key.periodStart.toISOString()}::timestamptz FROM a
+              RETURNING key_id, spend_limit_micros, token_limit, runs_per_minute, period, period_start
+            )
+            SELECT ${cols}, k.spend_limit_micros AS spend_limit, k.token_limit, k.runs_per_minute, k.period,
+              k.period_start, 0 AS spend_settled, 0 AS tokens_settled, 0 AS spend_held, 0 AS tokens_held
+            FROM a JOIN k ON k.key_id = a.id`,
           (rows) => rows[0]!
         )
       ),
     revoke: (organizationId, keyId) =>
       orUnavailable(
         Effect.map(
-          sql<KeyRow>`WITH revoked AS (
+          sql<KeyAccountRow>`WITH revoked AS (
               UPDATE api_keys SET state = 'revoked', revoked_at = now()
               WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active'
-              RETURNING ${cols})
-            SELECT ${cols} FROM revoked
-            UNION ALL
-            SELECT ${cols} FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}
-              AND NOT EXISTS (SELECT 1 FROM revoked)`,
+              RETURNING ${plain}
+            ),
+            a AS (
+              SELECT * FROM revoked
+              UNION ALL
+              SELECT ${plain} FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}
+                AND NOT EXISTS (SELECT 1 FROM revoked)
+            )
+            ${sql.literal(viewOf("a"))}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
     rotate: (organizationId, keyId, hash, prefix) =>
       orUnavailable(
         Effect.map(
-          sql<KeyRow & { readonly previous_hash: Buffer }>`UPDATE api_keys AS k
-            SET secret_sha256 = ${hash}, secret_prefix = ${prefix}
-            FROM (SELECT id, secret_sha256 AS previous_hash FROM api_keys
-                  WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active' FOR UPDATE) AS old
-            WHERE k.id = old.id
-            RETURNING k.id, k.organization_id, k.name, k.principal_type, k.principal_id, k.scopes, k.secret_prefix,
-              k.state, k.created_by, k.created_at, k.last_used_at, k.revoked_at, old.previous_hash`,
+          sql<KeyAccountRow & { readonly previous_hash: Buffer }>`WITH rotated AS (
+              UPDATE api_keys AS k
+              SET secret_sha256 = ${hash}, secret_prefix = ${prefix}
+              FROM (SELECT id, secret_sha256 AS previous_hash FROM api_keys
+                    WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active' FOR UPDATE) AS old
+              WHERE k.id = old.id
+              RETURNING k.id, k.secret_prefix, old.previous_hash
+            )
+            ${sql.literal(viewOf("rotated r JOIN api_keys a ON a.id = r.id").replace(
+              `SELECT ${keyColumns("a")},`,
+              `SELECT ${keyColumns("a").replace("a.secret_prefix", "r.secret_prefix")}, r.previous_hash,`
+            ))}`,
           (rows) => Option.fromNullable(rows[0])
         )
       ),
+    setLimits: (organizationId, keyId, limits) =>
+      orUnavailable(sql.withTransaction(Effect.gen(function*() {
+        const [current] = yield* sql<{ period: KeyPeriod; runs_per_minute: number | null; created_at: Date }>`
+          SELECT k.period, k.runs_per_minute, a.created_at FROM key_accounts k JOIN api_keys a ON a.id = k.key_id
+          WHERE k.key_id = ${keyId} AND a.organization_id = ${organizationId} AND a.state = 'active'
+          FOR UPDATE OF k`
+        if (current === undefined) return Option.none()
+        const bucketReset = current.runs_per_minute !== limits.runsPerMinute
+        yield* sql`UPDATE key_accounts SET spend_limit_micros = ${limits.spendMicros}, token_limit = ${limits.tokens},
+            runs_per_minute = ${limits.runsPerMinute}, period = ${limits.period},
+            bucket_tokens = CASE WHEN ${bucketReset} THEN NULL ELSE bucket_tokens END,
+            bucket_at = CASE WHEN ${bucketReset} THEN NULL ELSE bucket_at END
+          WHERE key_id = ${keyId}`
+        if (current.period !== limits.period) {
+          const start = limits.period === "total" ? current.created_at : periodStart(limits.period, new Date())
+          const [settled] = yield* sql.unsafe<{ spend: number; tokens: number }>(settledSince, [keyId, start.toISOString()])
+          yield* sql`UPDATE key_accounts SET period_start = ${start.toISOString()}::timestamptz,
+              spend_settled_micros = ${settled!.spend}, tokens_settled = ${settled!.tokens}
+            WHERE key_id = ${keyId}`
+        }
+        return Option.some(undefined)
+      }))),
     hashOf: (keyId) =>
       orUnavailable(
         Effect.map(

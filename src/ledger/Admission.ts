@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import type pg from "pg"
 import { hold, type CreditRefusal } from "./CreditStore.js"
 import type { LeaseRow, Reservation } from "./Escrow.js"
+import { checkKey, type KeyPositionRow, type KeyRefusal, lockKeyPosition, takeFromBucket } from "./KeyAccounts.js"
 import { query, type Statement, transaction } from "./LedgerSql.js"
 import { reclaimLeases } from "./Leases.js"
 import { lockPosition, type Position } from "./Position.js"
@@ -33,6 +34,8 @@ export interface PendingRun {
   readonly createdAt: Date
   readonly deadlineAt: Date
   readonly holder: string
+  /** The API key asking (null for a console session): its limits apply (KeyAccounts.ts). */
+  readonly keyId: string | null
 }
 
 /** What the fast way did with one run of a batch. */
@@ -41,6 +44,7 @@ export type FastOutcome =
   | { readonly _tag: "KeyUsed"; readonly existing: RunRow }
   | { readonly _tag: "LeaseShort" }
   | { readonly _tag: "Raced" }
+  | { readonly _tag: "KeyLimited" }
 
 /** What the exact way decided. */
 export type ExactOutcome =
@@ -49,6 +53,7 @@ export type ExactOutcome =
   | { readonly _tag: "Conflict" }
   | { readonly _tag: "Quota"; readonly refusal: QuotaRefusal }
   | { readonly _tag: "Credit"; readonly refusal: CreditRefusal }
+  | { readonly _tag: "Key"; readonly refusal: KeyRefusal }
   | { readonly _tag: "NoOrganization" }
 
 const fastStatement: Statement = {
@@ -56,14 +61,23 @@ const fastStatement: Statement = {
   text: `WITH req AS (
       SELECT * FROM json_to_recordset($1::json) AS r(i int, id uuid, org text, origin text, key text, kind text,
         digest text, period date, hold_micros bigint, hold_tokens bigint, deadline_at timestamptz,
-        created_at timestamptz, lease uuid, credit bigint, spend bigint, tokens bigint)
+        created_at timestamptz, lease uuid, credit bigint, spend bigint, tokens bigint, key_id text)
+    ),
+    keys AS MATERIALIZED (
+      SELECT k.key_id, (k.spend_limit_micros IS NOT NULL OR k.token_limit IS NOT NULL
+          OR k.runs_per_minute IS NOT NULL) AS limited
+      FROM key_accounts k WHERE k.key_id IN (SELECT key_id FROM req)
+      ORDER BY k.key_id FOR KEY SHARE
     ),
     existing AS (
       SELECT r.i, row_to_json(x) AS run FROM req r
       JOIN (SELECT ${runColumns} FROM runs) x
         ON x.organization_id = r.org AND x.origin = r.origin AND x.idempotency_key = r.key
     ),
-    fresh AS (SELECT * FROM req WHERE i NOT IN (SELECT i FROM existing)),
+    fresh AS (
+      SELECT * FROM req r WHERE i NOT IN (SELECT i FROM existing)
+        AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.key_id = r.key_id AND k.limited)
+    ),
     need AS (
       SELECT lease, period, sum(credit) AS credit, sum(spend) AS spend, sum(tokens) AS tokens FROM fresh
       GROUP BY lease, period
@@ -80,16 +94,17 @@ const fastStatement: Statement = {
     ),
     stored AS (
       INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, period, hold_micros,
-        hold_tokens, hold_credit, held, deadline_at, created_at, holder, lease_id)
+        hold_tokens, hold_credit, held, deadline_at, created_at, holder, lease_id, key_id)
       SELECT f.id, f.org, f.origin, f.key, f.kind, 'pending', f.digest, f.period, f.hold_micros, f.hold_tokens,
-        l.billing, true, f.deadline_at, f.created_at, $2, f.lease
+        l.billing, true, f.deadline_at, f.created_at, $2, f.lease, f.key_id
       FROM fresh f JOIN leased l ON l.id = f.lease
       ON CONFLICT DO NOTHING
       RETURNING id
     )
     SELECT (SELECT json_agg(json_build_object('i', i, 'run', run)) FROM existing) AS existing,
       (SELECT json_agg(id) FROM stored) AS stored,
-      (SELECT json_agg(leased) FROM leased) AS leases`
+      (SELECT json_agg(leased) FROM leased) AS leases,
+      (SELECT json_agg(key_id) FROM keys WHERE limited) AS limited`
 }
 
 const compensateStatement: Statement = {
@@ -106,8 +121,8 @@ const existingStatement: Statement = {
 const insertExact: Statement = {
   name: "ledger_admit_exact",
   text: `INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, period, hold_micros,
-      hold_tokens, hold_credit, held, deadline_at, created_at, holder)
-    VALUES ($1::uuid, $2, $3, $4, $5, 'pending', $6, $7::date, $8, $9, $10, true, $11, $12, $13)
+      hold_tokens, hold_credit, held, deadline_at, created_at, holder, key_id)
+    VALUES ($1::uuid, $2, $3, $4, $5, 'pending', $6, $7::date, $8, $9, $10, true, $11, $12, $13, $14)
     ON CONFLICT DO NOTHING RETURNING id`
 }
 
@@ -143,21 +158,25 @@ export const storeFast = (
       lease: reservation.leaseId,
       credit: reservation.credit,
       spend: reservation.spend,
-      tokens: reservation.tokens
+      tokens: reservation.tokens,
+      key_id: run.keyId
     })))
     const [row] = yield* query<{
       existing: ReadonlyArray<{ i: number; run: Record<string, any> }> | null
       stored: ReadonlyArray<string> | null
       leases: ReadonlyArray<LeaseRow> | null
+      limited: ReadonlyArray<string> | null
     }>(pool, fastStatement, [payload, holder])
     const existing = new Map((row?.existing ?? []).map((entry) => [entry.i, runRowOfJson(entry.run)]))
     const stored = new Set(row?.stored ?? [])
     const leases = row?.leases ?? []
     const leased = new Set(leases.map((lease) => lease.id))
+    const limited = new Set(row?.limited ?? [])
     const outcomes = batch.map(({ reservation, run }, i): FastOutcome => {
       const used = existing.get(i)
       if (used !== undefined) return { _tag: "KeyUsed", existing: used }
       if (stored.has(run.id)) return { _tag: "Stored" }
+      if (run.keyId !== null && limited.has(run.keyId)) return { _tag: "KeyLimited" }
       return leased.has(reservation.leaseId) ? { _tag: "Raced" } : { _tag: "LeaseShort" }
     })
     return { outcomes, leases }
@@ -180,13 +199,18 @@ interface ExactDecision {
   readonly reclaimed: ReadonlyArray<LeaseRow>
 }
 
+/** The contract's order of checks: the organization's quota, the key's limits, the key's conflict, credit. */
 const decide = (
   position: Position,
+  key: KeyPositionRow | undefined,
   run: PendingRun,
   existing: RunRow | undefined
 ): ExactOutcome | undefined => {
-  const quota = reserve(position, { micros: run.holdMicros, tokens: run.holdTokens })
+  const ask = { micros: run.holdMicros, tokens: run.holdTokens }
+  const quota = reserve(position, ask)
   if (quota !== undefined) return { _tag: "Quota", refusal: quota }
+  const limit = key === undefined ? undefined : checkKey(key, ask)
+  if (limit !== undefined) return { _tag: "Key", refusal: limit }
   if (existing !== undefined) return { _tag: "Conflict" }
   const credit = hold(position, run.holdMicros)
   if (credit !== undefined) return { _tag: "Credit", refusal: credit }
@@ -214,13 +238,16 @@ export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactD
       if (existing !== undefined && existing.input_digest === run.inputDigest) {
         return { outcome: { _tag: "Replayed", existing }, reclaimed: [] } satisfies ExactDecision
       }
-      let refusal = decide(position, run, existing)
+      // The key's lock after the organization's (every path takes them in this order).
+      const key = run.keyId === null ? undefined : yield* lockKeyPosition(client, run.keyId, run.createdAt)
+      let refusal = decide(position, key, run, existing)
       let reclaimed: ReadonlyArray<LeaseRow> = []
-      if (refusal !== undefined && refusal._tag !== "Conflict") {
+      // Unused slices can only change the organization's quota and credit, not the key's limits or the conflict.
+      if (refusal !== undefined && (refusal._tag === "Quota" || refusal._tag === "Credit")) {
         reclaimed = yield* reclaimLeases(client, run.organizationId)
         if (reclaimed.length > 0) {
           ;[position, existing] = yield* read()
-          refusal = decide(position!, run, existing)
+          refusal = decide(position!, key, run, existing)
         }
       }
       if (refusal !== undefined) return { outcome: refusal, reclaimed }
@@ -238,9 +265,13 @@ export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactD
         holdCredit,
         run.deadlineAt,
         run.createdAt,
-        run.holder
+        run.holder,
+        run.keyId
       ])
-      if (stored.length > 0) return { outcome: { _tag: "Stored", holdCredit }, reclaimed }
+      if (stored.length > 0) {
+        if (key !== undefined) yield* takeFromBucket(client, key, run.createdAt)
+        return { outcome: { _tag: "Stored", holdCredit }, reclaimed }
+      }
       const [owner] = yield* query<RunRow>(client, existingStatement, [run.organizationId, run.origin, run.idempotencyKey])
       const outcome: ExactOutcome = owner !== undefined && owner.input_digest === run.inputDigest
         ? { _tag: "Replayed", existing: owner }

@@ -19,9 +19,10 @@ export const EarlyRecordDelayMs = 200
 const recordStatement: Statement = {
   name: "ledger_record_early",
   text: `INSERT INTO ledger_entries (organization_id, run_id, call_index, retry_ordinal, provider, model_id,
-      provider_request_id, status, input_tokens, output_tokens, cost_micros, created_at, billed)
+      provider_request_id, status, input_tokens, output_tokens, cost_micros, created_at, billed, key_id)
     SELECT c.organization_id, c.run_id, c.call_index, c.retry_ordinal, c.provider, c.model_id, c.provider_request_id,
-      c.status, c.input_tokens, c.output_tokens, c.cost_micros, c.created_at, false
+      c.status, c.input_tokens, c.output_tokens, c.cost_micros, c.created_at, false,
+      (SELECT r.key_id FROM runs r WHERE r.id = c.run_id)
     FROM json_to_recordset($1::json) AS c(organization_id text, run_id uuid, call_index integer,
       retry_ordinal integer, provider text, model_id text, provider_request_id text, status text,
       input_tokens bigint, output_tokens bigint, cost_micros bigint, created_at timestamptz)

@@ -15,12 +15,15 @@ import {
   DeadlineExceeded,
   IdempotencyConflict,
   InsufficientCredits,
+  KeyQuotaExhausted,
+  KeyRateLimited,
   OrganizationSpendQuotaExhausted,
   OrganizationTokenQuotaExhausted
 } from "../../schema/Errors.js"
 import { PgPools } from "../db/PgPool.js"
 import { unavailableOrDie } from "../db/Unavailable.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
+import type { KeyRefusal } from "./KeyAccounts.js"
 import { admitExact, type ExactOutcome, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
 import { makeBatcher } from "./Batcher.js"
 import { Escrow, type Needs, type Reservation } from "./Escrow.js"
@@ -43,6 +46,8 @@ export interface AdmissionRequest {
   readonly holdTokens: number
   /** When the run's deadline passes (epoch milliseconds). */
   readonly deadline: number
+  /** The API key asking (null for a console session): its own limits are checked after the organization's quota. */
+  readonly keyId: string | null
 }
 
 /** An admitted run, stored `pending` with its holds: what settling it needs. */
@@ -63,6 +68,8 @@ export type AdmissionError =
   | OrganizationTokenQuotaExhausted
   | IdempotencyConflict
   | InsufficientCredits
+  | KeyQuotaExhausted
+  | KeyRateLimited
   | DeadlineExceeded
   | DatabaseUnavailable
 
@@ -96,6 +103,27 @@ export class AfterSettlement extends Context.Tag("AfterSettlement")<
   static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
 }
 
+/** How long a key seen with limits goes straight to the exact way (a key whose limits were cleared, at most this long). */
+const LimitedKeyMemoryMs = 30_000
+
+/** Keys seen with limits lately (bounded: the oldest are forgotten first). */
+class RecentKeys {
+  private readonly seen = new Map<string, number>()
+  constructor(private readonly ttlMs: number, private readonly capacity = 10_000) {}
+  add(keyId: string, now: number): void {
+    this.seen.delete(keyId)
+    this.seen.set(keyId, now + this.ttlMs)
+    if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!)
+  }
+  has(keyId: string, now: number): boolean {
+    const until = this.seen.get(keyId)
+    if (until === undefined) return false
+    if (until > now) return true
+    this.seen.delete(keyId)
+    return false
+  }
+}
+
 /** How long a slice may go unused before it is returned. */
 export const IdleLeaseSeconds = 15
 
@@ -116,12 +144,31 @@ const refusal = (outcome: Exclude<ExactOutcome, { _tag: "Stored" | "Replayed" | 
           message: `period token quota: limit ${limit} tokens, used ${used}, held ${held}, this run asks for ${asked}`
         })
     }
+    case "Key":
+      return keyRefusal(outcome.refusal)
     case "Credit":
       return new InsufficientCredits({
         message: `available credit of ${Math.max(0, outcome.refusal.available)} micro-USD cannot hold the run's ` +
           `ceiling of ${outcome.refusal.asked}; add credit and send the request again`
       })
   }
+}
+
+const keyRefusal = (refusal: KeyRefusal) => {
+  if (refusal._tag === "KeyRate") {
+    return new KeyRateLimited({
+      message: `the key's limit of ${refusal.runsPerMinute} runs per minute is reached; retry in ` +
+        `${refusal.retryAfterSeconds} s`,
+      retry_after_seconds: refusal.retryAfterSeconds
+    })
+  }
+  const { asked, held, limit, period, quota, used } = refusal
+  const unit = quota === "spend" ? "micro-USD" : "tokens"
+  const span = period === "total" ? "in total" : `this ${period}`
+  return new KeyQuotaExhausted({
+    message: `the key's ${quota} limit ${span}: limit ${limit} ${unit}, used ${used}, held ${held}, ` +
+      `this run asks for ${asked}`
+  })
 }
 
 /** Who a run is, as settlement needs it (to find it, or to store it again). */
@@ -136,7 +183,8 @@ const settlementIdentity = (run: PendingRun, holdCredit: boolean) => ({
   holdCredit,
   createdAt: run.createdAt,
   deadlineAt: run.deadlineAt,
-  holder: run.holder
+  holder: run.holder,
+  keyId: run.keyId
 })
 
 /** The run ledger's operations. */
@@ -154,6 +202,7 @@ const make = Effect.gen(function*() {
   const runtime = yield* Effect.runtime<never>()
   const fork = Runtime.runFork(runtime)
   const escrow = new Escrow()
+  const limitedKeys = new RecentKeys(LimitedKeyMemoryMs)
   holder.onReregistered(() => escrow.retireAll())
 
   const unavailable = (error: SqlError) => unavailableOrDie(error)
@@ -227,6 +276,10 @@ const make = Effect.gen(function*() {
       }
       escrow.release(reservation)
       if (outcome._tag === "LeaseShort") return yield* exact(run)
+      if (outcome._tag === "KeyLimited") {
+        limitedKeys.add(run.keyId!, Date.now())
+        return yield* exact(run)
+      }
       const existing = outcome._tag === "KeyUsed"
         ? outcome.existing
         : yield* Effect.catchAll(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
@@ -269,10 +322,13 @@ const make = Effect.gen(function*() {
           holdTokens: request.holdTokens,
           createdAt: new Date(now),
           deadlineAt: new Date(request.deadline),
-          holder: holder.id()
+          holder: holder.id(),
+          keyId: request.keyId
         }
         const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
         escrow.noteAdmission(request.organizationId, needs, now)
+        // A key with limits is admitted the exact way, under its lock; a key seen limited lately goes there at once.
+        if (request.keyId !== null && limitedKeys.has(request.keyId, now)) return exact(run)
         const reservation = escrow.reserve(request.organizationId, period, needs)
         topUp(request.organizationId, period, request.holdMicros)
         return reservation === undefined ? exact(run) : fast(run, reservation)

@@ -14,6 +14,7 @@ import type pg from "pg"
 import { captureStatement, usageTransaction } from "./CreditStore.js"
 import type { LeaseRow } from "./Escrow.js"
 import { query, type Statement, transaction } from "./LedgerSql.js"
+import { settleOnKeysStatement } from "./KeyAccounts.js"
 import { commitStatement } from "./QuotaLedger.js"
 import { type LedgerCall, ledgerRows, type RunOrigin } from "./RunRecord.js"
 
@@ -40,6 +41,8 @@ export interface SettlementInput {
   readonly createdAt: Date
   readonly deadlineAt: Date
   readonly holder: string | null
+  /** The API key that asked for the run (null for a console session). */
+  readonly keyId: string | null
   /** Store the run again if its row is missing (only for runs known to have been admitted). */
   readonly recreate: boolean
   readonly end: RunEnd
@@ -71,7 +74,7 @@ const settleStatement: Statement = {
   text: `WITH input AS (
       SELECT * FROM json_to_recordset($1::json) AS i(id uuid, org text, state text, output json, output_digest text,
         error_code text, error_message text, recreate boolean, origin text, key text, kind text, digest text,
-        period date, hold_credit boolean, created_at timestamptz, deadline_at timestamptz, holder text)
+        period date, hold_credit boolean, created_at timestamptz, deadline_at timestamptz, holder text, key_id text)
     ),
     calls AS (
       SELECT * FROM json_to_recordset($2::json) AS c(run_id uuid, call_index int, retry_ordinal int, provider text,
@@ -79,36 +82,38 @@ const settleStatement: Statement = {
         cost_micros bigint, created_at timestamptz)
     ),
     locked AS (
-      SELECT r.id, r.organization_id, r.period, r.held, r.hold_micros, r.hold_tokens, r.hold_credit, r.lease_id
+      SELECT r.id, r.organization_id, r.period, r.held, r.hold_micros, r.hold_tokens, r.hold_credit, r.lease_id,
+        r.key_id, r.created_at
       FROM runs r JOIN input i ON r.id = i.id AND r.organization_id = i.org
       FOR NO KEY UPDATE OF r
     ),
     recreated AS (
       INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, output, output_digest,
         error_code, error_message, input_tokens, output_tokens, cost_micros, period, hold_micros, hold_tokens,
-        hold_credit, held, deadline_at, created_at, settled_at, holder)
+        hold_credit, held, deadline_at, created_at, settled_at, holder, key_id)
       SELECT i.id, i.org, i.origin, i.key, i.kind, i.state, i.digest, i.output, i.output_digest, i.error_code,
         i.error_message, COALESCE(t.input_tokens, 0), COALESCE(t.output_tokens, 0), COALESCE(t.cost, 0), i.period,
         0, 0, i.hold_credit, false, i.deadline_at, i.created_at,
-        CASE WHEN i.state = 'pending' THEN NULL ELSE $5::timestamptz END, i.holder
+        CASE WHEN i.state = 'pending' THEN NULL ELSE $5::timestamptz END, i.holder, i.key_id
       FROM input i
       LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
           sum(cost_micros) AS cost FROM calls GROUP BY run_id) t ON t.run_id = i.id
       WHERE i.recreate AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.id = i.id)
       ON CONFLICT DO NOTHING
-      RETURNING id, organization_id, period, hold_credit
+      RETURNING id, organization_id, period, hold_credit, key_id, created_at
     ),
     targets AS (
-      SELECT id, organization_id, period, held, hold_micros, hold_tokens, hold_credit, lease_id, false AS recreated
+      SELECT id, organization_id, period, held, hold_micros, hold_tokens, hold_credit, lease_id, false AS recreated,
+        key_id, created_at
       FROM locked
       UNION ALL
-      SELECT id, organization_id, period, false, 0, 0, hold_credit, NULL, true FROM recreated
+      SELECT id, organization_id, period, false, 0, 0, hold_credit, NULL, true, key_id, created_at FROM recreated
     ),
     new_calls AS (
       INSERT INTO ledger_entries (organization_id, run_id, call_index, retry_ordinal, provider, model_id,
-        provider_request_id, status, input_tokens, output_tokens, cost_micros, created_at, billed)
+        provider_request_id, status, input_tokens, output_tokens, cost_micros, created_at, billed, key_id)
       SELECT t.organization_id, c.run_id, c.call_index, c.retry_ordinal, c.provider, c.model_id,
-        c.provider_request_id, c.status, c.input_tokens, c.output_tokens, c.cost_micros, c.created_at, true
+        c.provider_request_id, c.status, c.input_tokens, c.output_tokens, c.cost_micros, c.created_at, true, t.key_id
       FROM calls c JOIN targets t ON t.id = c.run_id
       ORDER BY c.run_id, c.call_index
       ON CONFLICT (run_id, call_index) DO NOTHING
@@ -124,7 +129,8 @@ const settleStatement: Statement = {
       FROM (SELECT * FROM new_calls UNION ALL SELECT * FROM early) x GROUP BY run_id
     ),
     moves AS (
-      SELECT t.id, t.organization_id, t.period, t.lease_id, t.hold_credit, t.held, t.recreated, t.hold_micros,
+      SELECT t.id, t.organization_id, t.period, t.lease_id, t.hold_credit, t.held, t.recreated, t.key_id, t.created_at,
+        t.hold_micros,
         t.hold_tokens, COALESCE(c.cost, 0) AS cost, COALESCE(c.input_tokens, 0) AS input_tokens,
         COALESCE(c.output_tokens, 0) AS output_tokens, COALESCE(c.input_tokens + c.output_tokens, 0) AS tokens
       FROM targets t LEFT JOIN charged c ON c.run_id = t.id
@@ -156,6 +162,7 @@ const settleStatement: Statement = {
       RETURNING ${leaseColumns}
     ),
     ${commitStatement},
+    ${settleOnKeysStatement},
     ${captureStatement}
     SELECT (SELECT json_agg(id) FROM settled) AS settled, (SELECT json_agg(id) FROM recreated) AS recreated,
       (SELECT json_agg(released) FROM released) AS leases,
@@ -185,7 +192,8 @@ const inputRow = (input: SettlementInput) => ({
   hold_credit: input.holdCredit,
   created_at: input.createdAt.toISOString(),
   deadline_at: input.deadlineAt.toISOString(),
-  holder: input.holder
+  holder: input.holder,
+  key_id: input.keyId
 })
 
 /** Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous). */

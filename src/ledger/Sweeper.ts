@@ -24,7 +24,7 @@ const deadHolders: Statement = {
 }
 
 const runColumns = `id::text, organization_id, origin, idempotency_key, kind, input_digest,
-  to_char(period, 'YYYY-MM-DD') AS period, hold_credit, created_at, deadline_at, holder,
+  to_char(period, 'YYYY-MM-DD') AS period, hold_credit, created_at, deadline_at, holder, key_id,
   EXISTS (SELECT 1 FROM ledger_entries l WHERE l.run_id = runs.id AND l.status = 'succeeded') AS answered`
 
 const runsOfHolder: Statement = {
@@ -57,6 +57,7 @@ interface HeldRun {
   readonly created_at: Date
   readonly deadline_at: Date
   readonly holder: string | null
+  readonly key_id: string | null
   readonly answered: boolean
 }
 
@@ -72,6 +73,7 @@ const abandoned = (run: HeldRun): SettlementInput => ({
   createdAt: run.created_at,
   deadlineAt: run.deadline_at,
   holder: run.holder,
+  keyId: run.key_id,
   recreate: false,
   end: {
     state: run.answered ? "failed" : "pending",

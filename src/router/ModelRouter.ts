@@ -101,7 +101,7 @@ const make = Effect.gen(function*() {
         const request = yield* checkSelectRequest(body, data)
         yield* checkEligibility(data, request)
         const spec = yield* classificationSpec(plans, request)
-        const { replayed, row } = yield* runs.execute(actor.organizationId, "router", key, spec, timing).pipe(
+        const { replayed, row } = yield* runs.execute(actor, "router", key, spec, timing).pipe(
           Effect.catchTag("no_route_available", impossible)
         )
         if (row.state !== "completed") return yield* notReady(row)

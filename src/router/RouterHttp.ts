@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
+import { withRetryAfter } from "../http/RetryAfter.js"
 import { startServerTiming } from "../http/ServerTiming.js"
 import { ModelRouter } from "./ModelRouter.js"
 
@@ -15,7 +16,7 @@ export const RouterHttp = HttpApiBuilder.group(Api, "router", (handlers) =>
         Effect.gen(function*() {
           const marks = yield* startServerTiming
           const actor = yield* Actor
-          return yield* router.select(actor, payload, headers["idempotency-key"], marks)
+          return yield* withRetryAfter(router.select(actor, payload, headers["idempotency-key"], marks))
         }), { uninterruptible: true })
       .handle("taskTypes", () => router.taskTypes)
       .handle("models", () => router.models)

@@ -161,7 +161,8 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
         inputDigest: spec.inputDigest,
         holdMicros: SPEND_CEILING_MICROS,
         holdTokens: spec.holdTokens,
-        deadline: timing.started + spec.deadlineMs
+        deadline: timing.started + spec.deadlineMs,
+        keyId: request.keyId
       }),
       (ms) => (timing.admitMs = ms)
     )
@@ -193,6 +194,8 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
 /** A run to execute: its organization, origin, idempotency key and compiled spec. */
 export interface RunRequestShape {
   readonly organizationId: string
+  /** The API key asking (null for a console session). */
+  readonly keyId: string | null
   readonly origin: RunOrigin
   readonly idempotencyKey: string
   readonly spec: RunSpec

@@ -17,7 +17,7 @@ import { CallRecorder } from "../ledger/CallRecorder.js"
 import { RunLedger } from "../ledger/RunLedger.js"
 import type { RunOrigin } from "../ledger/RunRecord.js"
 import { ModelProvider } from "../providers/ModelProvider.js"
-import { executeRun, type RunContext, type RunOutcome, type RunTiming, type WorkError } from "./RunExecution.js"
+import { executeRun, type RunContext, type RunOutcome, type RunRequestShape, type RunTiming, type WorkError } from "./RunExecution.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
 import { RunsRepo } from "./RunsRepo.js"
 import { parseRunId, runId, runView, type RunView } from "./RunView.js"
@@ -62,9 +62,9 @@ export interface RunsService {
     idempotencyKeyHeader: string | undefined,
     timing: RunTiming
   ) => Effect.Effect<RunOutcome, RunError | IdempotencyKeyRequired | InvalidIdempotencyKey>
-  /** Runs an already compiled spec (the router's classification). */
+  /** Runs an already compiled spec for a caller (the router's classification: a run of the calling key). */
   readonly execute: (
-    organizationId: string,
+    actor: ActorShape,
     origin: RunOrigin,
     idempotencyKey: string,
     spec: RunSpec,
@@ -81,6 +81,15 @@ export interface RunsService {
   /** The wire view of an outcome. */
   readonly view: (outcome: RunOutcome) => RunView
 }
+
+/** A run of a caller: its organization, and its API key (null for a console session), whose limits apply. */
+const requestOf = (actor: ActorShape, origin: RunOrigin, idempotencyKey: string, spec: RunSpec): RunRequestShape => ({
+  organizationId: actor.organizationId,
+  keyId: actor.credential.kind === "api_key" ? actor.credential.keyId : null,
+  origin,
+  idempotencyKey,
+  spec
+})
 
 const make = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -100,10 +109,10 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const idempotencyKey = yield* checkIdempotencyKey(idempotencyKeyHeader)
         const spec = yield* compileRunSpec(request, names)
-        return yield* executeRun(context, runtime, { organizationId: actor.organizationId, origin: "runs", idempotencyKey, spec }, timing)
+        return yield* executeRun(context, runtime, requestOf(actor, "runs", idempotencyKey, spec), timing)
       }),
-    execute: (organizationId, origin, idempotencyKey, spec, timing) =>
-      executeRun(context, runtime, { organizationId, origin, idempotencyKey, spec }, timing),
+    execute: (actor, origin, idempotencyKey, spec, timing) =>
+      executeRun(context, runtime, requestOf(actor, origin, idempotencyKey, spec), timing),
     get: (organizationId, id) =>
       Effect.gen(function*() {
         const uuid = parseRunId(id)

@@ -37,11 +37,15 @@ const Processes = (count: number, viaProxy = false) =>
       }))
   ).pipe(Layer.provideMerge(FakeUpstream.layer))
 
-const post = (url: string, secret: string, body: unknown, key: string) =>
+const post = (url: string, secret: string, body: unknown, key: string, path = "/v1/runs") =>
   rawRequest(url, {
     method: "POST",
-    path: "/v1/runs",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", "idempotency-key": key },
+    path,
+    headers: {
+      authorization: `Bearer ${secret}`,
+      "content-type": "application/json",
+      ...(path === "/v1/runs" ? { "idempotency-key": key } : {})
+    },
     body: JSON.stringify(body)
   })
 
@@ -94,6 +98,47 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         for (const response of responses.filter((response) => response.status === 402)) {
           assert.strictEqual(codeOf(response), "insufficient_credits")
         }
+        assert.strictEqual(yield* heldRuns, 0)
+        yield* assertMoneyInvariants
+      }))
+
+    it.effect("one key's spend limit of exactly N ceilings, 10 x N concurrent runs over three processes: exactly N admitted", () =>
+      Effect.gen(function*() {
+        const children = yield* ChildServers
+        const upstream = yield* FakeUpstream
+        yield* upstream.reset
+        const N = 6
+        const organization = yield* seedOrganization()
+        const created = yield* Effect.flatMap(
+          post(children[0]!.url, organization.secret, { name: "limited", scopes: ["runs_write"], limits: { spend_micros: N * Ceiling } }, "", "/v1/keys"),
+          (response) => Effect.sync(() => {
+            assert.strictEqual(response.status, 201, response.text)
+            return response.json() as { id: string; secret: string }
+          })
+        )
+        yield* upstream.hold
+        const statuses: Array<number> = []
+        const burst = yield* Effect.forkDaemon(Effect.forEach(
+          Array.from({ length: 10 * N }, (_, index) => index),
+          (index) =>
+            Effect.tap(
+              post(children[index % children.length]!.url, created.secret, oneQuestion(), freshKey()),
+              (response) => Effect.sync(() => statuses.push(response.status))
+            ),
+          { concurrency: "unbounded" }
+        ))
+        yield* eventually(Effect.sync(() => statuses.length), (answered) => answered >= 9 * N, 60)
+        const calls = (yield* upstream.requests).length
+        yield* upstream.release
+        const responses = yield* Effect.fromFiber(burst)
+        assert.strictEqual(calls, N, "exactly N runs of the key reached the model while the burst was held")
+        assert.deepStrictEqual(count(responses.map((response) => response.status)), { 200: N, 429: 9 * N })
+        for (const response of responses.filter((response) => response.status === 429)) {
+          assert.strictEqual(codeOf(response), "key_quota_exhausted")
+        }
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ runs: number }>`SELECT count(*)::int AS runs FROM runs WHERE key_id = ${created.id}`
+        assert.strictEqual(stored!.runs, N)
         assert.strictEqual(yield* heldRuns, 0)
         yield* assertMoneyInvariants
       }))

@@ -36,7 +36,8 @@ const oneQuestionAdmission = (organizationId: string, idempotencyKey: string, de
     inputDigest: spec.inputDigest,
     holdMicros: SPEND_CEILING_MICROS,
     holdTokens: spec.holdTokens,
-    deadline
+    deadline,
+    keyId: null
   }
 }
 

@@ -46,6 +46,20 @@ export const assertMoneyInvariants = Effect.gen(function*() {
   const [ledger] = yield* sql<{ mismatched: number }>`SELECT count(*)::int AS mismatched FROM runs r
     WHERE r.cost_micros <> COALESCE((SELECT sum(cost_micros) FROM ledger_entries l WHERE l.run_id = r.id), 0)`
   assert.strictEqual(ledger!.mismatched, 0, "every run's cost is the sum of its ledger entries")
+  // A key's settled counters are the billed cost and tokens of its runs of its current period (KeyAccounts.ts),
+  // and each ledger entry names its run's key.
+  const keys = yield* sql<{ key_id: string; spend_settled_micros: number; tokens_settled: number; spend: number; tokens: number }>`
+    SELECT k.key_id, k.spend_settled_micros, k.tokens_settled,
+      COALESCE((SELECT sum(cost_micros) FROM runs r WHERE r.key_id = k.key_id AND r.created_at >= k.period_start), 0)::bigint AS spend,
+      COALESCE((SELECT sum(input_tokens + output_tokens) FROM runs r WHERE r.key_id = k.key_id AND r.created_at >= k.period_start), 0)::bigint AS tokens
+    FROM key_accounts k WHERE k.period_start >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - interval '31 days'`
+  for (const key of keys) {
+    assert.strictEqual(key.spend_settled_micros, key.spend, `key spend = its runs' costs (${key.key_id})`)
+    assert.strictEqual(key.tokens_settled, key.tokens, `key tokens = its runs' tokens (${key.key_id})`)
+  }
+  const [entries] = yield* sql<{ mismatched: number }>`SELECT count(*)::int AS mismatched FROM ledger_entries l
+    JOIN runs r ON r.id = l.run_id WHERE l.key_id IS DISTINCT FROM r.key_id`
+  assert.strictEqual(entries!.mismatched, 0, "every ledger entry names its run's key")
 })
 
 /** Gives an organization credit through the credit store (as `credit grant` does). */

@@ -129,7 +129,8 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
           inputDigest: spec.inputDigest,
           holdMicros: SPEND_CEILING_MICROS,
           holdTokens: spec.holdTokens,
-          deadline: Date.now() + 60_000
+          deadline: Date.now() + 60_000,
+          keyId: null
         })
         assert.strictEqual(admitted._tag, "Admitted")
         const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
