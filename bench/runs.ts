@@ -60,6 +60,18 @@ const timingLine = (result: LoadResult) =>
     .map((name) => `${name} p50 ${fmt(result.serverTiming[name]?.p50 ?? NaN)} p99 ${fmt(result.serverTiming[name]?.p99 ?? NaN)}`)
     .join(" | ")
 
+/** Limits every key of an organization, high enough never to refuse: the cost of checking them, not a refusal. */
+const limitKeys = async (databaseUrl: string, organizationId: string) => {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  await client.query(
+    `UPDATE key_accounts SET spend_limit_micros = 1000000000000000, token_limit = 1000000000000, runs_per_minute = 1000000
+      WHERE organization_id = $1`,
+    [organizationId]
+  )
+  await client.end()
+}
+
 const main = async () => {
   const database = await createBenchDatabase()
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
@@ -76,7 +88,9 @@ const main = async () => {
   try {
     const spread = await seedOrganizations(database.url, 100, 1_000_000_000_000, "spread")
     const [busy] = await seedOrganizations(database.url, 1, 1_000_000_000_000, "busy")
-    await seedHistory(database.url, [...spread, busy!], 500)
+    const [busyLimited] = await seedOrganizations(database.url, 1, 1_000_000_000_000, "limited")
+    await seedHistory(database.url, [...spread, busy!, busyLimited!], 500)
+    await limitKeys(database.url, busyLimited!.organizationId)
     console.log(`decision runs: one question, ~${runBody(ticket).length} B body, ${seconds} s per row after a 2 s warm-up; 101 organizations with 500 settled runs each already stored`)
     console.log(`service pid ${service.process.pid}, upstream pid ${upstream.process.pid}, PostgreSQL ${database.url.replace(/\/\/.*@/, "//")}`)
     const cpu = { service: () => cpuMillisOfTree(service.process.pid!), postgres: () => cpuMillisOfCommand("postgres") }
@@ -99,6 +113,10 @@ const main = async () => {
       console.log(`64 in flight  one organization  ${fmt(hot.perSecond, 0)} runs/s  p50 ${fmt(hot.p50)} p99 ${fmt(hot.p99)} ms  ${statusText(hot)}   (target: >= 600/s)`)
       console.log(`              server-timing    ${timingLine(hot)}`)
       console.log(`              ${cpuLine(hot)}`)
+      const limited = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busyLimited!]), cpu })
+      console.log(`64 in flight  one limited key   ${fmt(limited.perSecond, 0)} runs/s  p50 ${fmt(limited.p50)} p99 ${fmt(limited.p99)} ms  ${statusText(limited)}   (its key has spend, token and rate limits: every run takes the exact way)`)
+      console.log(`              server-timing    ${timingLine(limited)}`)
+      console.log(`              ${cpuLine(limited)}`)
       capacity = many.perSecond
     }
 
@@ -134,7 +152,7 @@ const main = async () => {
     const { rows } = await client.query<{ mismatched: string; held: string; reserved: string }>(`SELECT
       (SELECT count(*) FROM credit_accounts a WHERE a.balance_micros <> COALESCE((SELECT sum(amount_micros) FROM credit_transactions t WHERE t.organization_id = a.organization_id), 0)) AS mismatched,
       (SELECT count(*) FROM runs WHERE held) AS held,
-      (SELECT COALESCE(sum(reserved_micros), 0) FROM credit_accounts) AS reserved`)
+      (SELECT COALESCE(sum(credit_held), 0) FROM ledger_leases) AS reserved`)
     await client.end()
     console.log(`\nmoney: ${rows[0]!.mismatched} balances differing from their transactions, ${rows[0]!.held} runs still holding, ${rows[0]!.reserved} micro-USD still reserved (all expected 0)`)
   } finally {

@@ -27,7 +27,8 @@ const ContractCodes: Record<number, ReadonlyArray<string>> = {
   404: ["run_not_found", "key_not_found"],
   409: ["idempotency_conflict", "key_revoked", "payment_method_required"],
   413: ["body_too_large", "input_too_large"],
-  429: ["organization_token_quota_exhausted", "organization_spend_quota_exhausted"],
+  // The last two: decisions.md, "Extensions beyond the contract" (per-key limits).
+  429: ["organization_token_quota_exhausted", "organization_spend_quota_exhausted", "key_quota_exhausted", "key_rate_limited"],
   500: ["internal_error"],
   503: [
     "no_route_available",
