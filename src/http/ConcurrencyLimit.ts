@@ -17,6 +17,11 @@ export interface LimitOptions {
   readonly slowWeight: number
   /** How much of a newly computed limit replaces the old one. */
   readonly smoothing: number
+  /**
+   * How much slower than its long-run time the service may answer before the limit shrinks (Gradient2's tolerance):
+   * a loaded process answers a little slower while it keeps up, and only a clear slowdown means queueing.
+   */
+  readonly tolerance?: number
 }
 
 /** Defaults: start at 64 in flight, between 8 and 4,096. */
@@ -26,7 +31,8 @@ export const DefaultLimitOptions: LimitOptions = {
   max: 4_096,
   fastWeight: 0.1,
   slowWeight: 0.002,
-  smoothing: 0.2
+  smoothing: 0.2,
+  tolerance: 1.5
 }
 
 /** A gradient limit. */
@@ -57,7 +63,7 @@ export class GradientLimit {
     // A long-run time that drifts above the recent one (the load eased) is pulled back down, so it tracks a
     // healthy time instead of remembering a bad stretch.
     if (this.slow > this.fast * 2) this.slow = this.fast * 2
-    const gradient = Math.max(0.5, Math.min(1, this.slow / this.fast))
+    const gradient = Math.max(0.5, Math.min(1, ((this.options.tolerance ?? 1) * this.slow) / this.fast))
     // Only a limit actually reached tells anything about it: far below it, the limit stays.
     if (inFlight < this.limitValue / 2 && gradient >= 1) return
     const headroom = Math.sqrt(this.limitValue)

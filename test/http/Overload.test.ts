@@ -114,6 +114,18 @@ describe("the adaptive limit (GradientLimit)", () => {
     assert.isAbove(limit.limit, saturated * 2, "the limit grows back once the service is fast again")
   })
 
+  it("tolerates a busy but keeping-up service: times up to the tolerance above the long run keep the limit", () => {
+    const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 64 })
+    run(limit, 2, 2_000)
+    const steady = limit.limit
+    run(limit, 2.8, 300)
+    assert.isAtLeast(limit.limit, steady, "1.4 times slower is load, not queueing")
+    const strict = new GradientLimit({ ...DefaultLimitOptions, initial: 64, tolerance: 1 })
+    run(strict, 2, 2_000)
+    run(strict, 2.8, 300)
+    assert.isBelow(strict.limit, steady, "without the tolerance the same times shrink it")
+  })
+
   it("never leaves its bounds, and does not grow while far fewer requests than it are in flight", () => {
     const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 16, min: 4, max: 32 })
     run(limit, 1, 5_000)
