@@ -21,6 +21,7 @@ import { RunsHttp } from "./runs/RunsHttp.js"
 import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
 import { listen } from "./http/Listen.js"
+import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
 
 /** Every group's handlers, behind the boundary. */
@@ -35,7 +36,7 @@ export const HandlersLive = HttpApiBuilder.api(Api).pipe(
  * services stay visible to whoever builds it (tests seed data through them).
  */
 export const HttpLive = (options: { readonly host: string; readonly port: number; readonly bootstrap: boolean }) =>
-  listen(options).pipe(
+  Layer.merge(listen(options), MetricsLive).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
     Layer.provide(BillingPagesLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),

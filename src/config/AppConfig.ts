@@ -18,6 +18,13 @@ export interface Settings {
   readonly corsAllowedOrigins: ReadonlyArray<string>
   readonly otlpEndpoint: Option.Option<string>
   readonly serviceName: string
+  /** How often metrics are pushed over OTLP, in ms (`OTEL_METRIC_EXPORT_INTERVAL`). */
+  readonly otlpMetricsIntervalMs: number
+  /** The port of the Prometheus scrape listener; none keeps it off (`METRICS_PORT`). */
+  readonly metricsPort: Option.Option<number>
+  readonly metricsHost: string
+  /** One info line per request (`ACCESS_LOG`). */
+  readonly accessLog: boolean
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "logfmt" | "json" | "pretty"
   readonly consoleJwksUrl: Option.Option<string>
@@ -104,6 +111,16 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   ),
   otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("arbiter")),
+  otlpMetricsIntervalMs: Config.integer("OTEL_METRIC_EXPORT_INTERVAL").pipe(
+    Config.withDefault(60_000),
+    Config.validate({
+      message: "OTEL_METRIC_EXPORT_INTERVAL must be 100 to 3600000 (ms)",
+      validation: (n) => n >= 100 && n <= 3_600_000
+    })
+  ),
+  metricsPort: Config.option(Config.port("METRICS_PORT")),
+  metricsHost: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+  accessLog: Config.boolean("ACCESS_LOG").pipe(Config.withDefault(true)),
   logLevel: logLevelSetting("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal("logfmt", "json", "pretty")("LOG_FORMAT").pipe(Config.withDefault("logfmt" as const)),
   consoleJwksUrl: Config.option(Config.string("CONSOLE_JWKS_URL")),

@@ -2,14 +2,20 @@
  * Serves a built HttpApi on a Node HTTP server. The app and everything it needs (database, migrations) are built
  * first and the request handler is attached when the server is created, before it listens: a connection accepted
  * during start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer).
- * The overload guard sees each request first (Overload.ts).
+ * The overload guard sees each request first (Overload.ts); every request it lets through is counted, timed and
+ * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
+ * trace id (RequestLogContext.ts).
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer } from "effect"
+import { Chunk, Context, Effect, Layer, LogLevel } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
+import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight } from "../telemetry/Metrics.js"
+import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
-import { startOverloadGuard } from "./Overload.js"
+import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
+import { observeRequests } from "./RequestObserver.js"
+import { makeRouteLabeler } from "./RouteLabels.js"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -26,12 +32,33 @@ export class ServerAddress extends Context.Tag("ServerAddress")<
   { readonly host: string; readonly port: number; readonly url: string }
 >() {}
 
+const NoLabels = labels({})
+
+/** The guard's in-flight count and limit as gauges, read before each scrape or push. */
+const guardGauges = (guard: OverloadGuard) =>
+  addGaugeSampler(() => {
+    runsInFlight.unsafeUpdate(guard.inFlight(), NoLabels)
+    runsConcurrencyLimit.unsafeUpdate(guard.limit(), NoLabels)
+  })
+
+/** The API's app, observed: counted, timed and logged per request, with the request's log context. */
+const observedApp = Effect.gen(function*() {
+  const config = yield* AppConfig
+  yield* requestLogContext
+  const app = yield* HttpApiBuilder.httpApp
+  const router = yield* HttpApiBuilder.Router.router
+  const routes = makeRouteLabeler(Chunk.toReadonlyArray(router.routes))
+  // Below LOG_LEVEL=info the access line would be dropped anyway: skip building it.
+  const accessLog = config.accessLog && LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
+  return observeRequests({ routes, accessLog })(app)
+})
+
 /** Builds the API's app, then listens on host and port (0 picks a free port). */
 export const listen = (options: { readonly host: string; readonly port: number }) =>
   Layer.scoped(
     ServerAddress,
     Effect.gen(function*() {
-      const app = yield* HttpApiBuilder.httpApp
+      const app = yield* observedApp
       const handler = yield* NodeHttpServer.makeHandler(app)
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
@@ -42,6 +69,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
         })),
         (guard) => Effect.sync(guard.stop)
       )
+      yield* guardGauges(guard)
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
         if (!guard.shed(request, response)) handler(request, response)
       })

@@ -8,10 +8,12 @@
  * once, before any parsing, credential check or database work: `503 no_route_available` with `Retry-After` (no route
  * can take the run now; nothing was stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers
  * like any answer. The shed answer costs a few microseconds, so the runs the service takes keep their deadlines.
- * Other routes are never shed.
+ * Other routes are never shed. A shed request is counted (`arbiter_http_shed_total` by reason, and as a 503 in the
+ * request and run metrics) but not access-logged: shedding exists to spend nothing on it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"
+import { count, httpRequestSeconds, httpRequests, labels, record, runs, shedRequests } from "../telemetry/Metrics.js"
 import { DefaultLimitOptions, GradientLimit } from "./ConcurrencyLimit.js"
 import { requestIdFor } from "./RequestId.js"
 import { serverTimingValue } from "./ServerTiming.js"
@@ -38,6 +40,25 @@ const upstreamMs = (response: ServerResponse): number => {
   return match === null ? 0 : Number(match[1])
 }
 
+/** Each shedable route's series, built once. */
+const shedSeries = new Map([...Shedable].map((key) => {
+  const route = key.slice(key.indexOf(" ") + 1)
+  return [key, {
+    lag: labels({ route, reason: "lag" }),
+    limit: labels({ route, reason: "limit" }),
+    request: labels({ method: "POST", route, status: "503" }),
+    run: labels({ route, outcome: "shed", code: "no_route_available" })
+  }] as const
+}))
+
+const countShed = (key: string, lagging: boolean): void => {
+  const series = shedSeries.get(key)!
+  count(shedRequests, lagging ? series.lag : series.limit)
+  count(httpRequests, series.request)
+  record(httpRequestSeconds, 0, series.request)
+  count(runs, series.run)
+}
+
 /** A running guard. */
 export interface OverloadGuard {
   /** Answers the request when it must be shed; false when the service should handle it. */
@@ -45,6 +66,8 @@ export interface OverloadGuard {
   readonly stop: () => void
   /** The adaptive limit now. */
   readonly limit: () => number
+  /** The shedable requests being served now. */
+  readonly inFlight: () => number
 }
 
 /** Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off. */
@@ -70,7 +93,8 @@ export const startOverloadGuard = (
   return {
     shed: (request, response) => {
       const path = request.url === undefined ? "" : request.url.split("?", 1)[0]!
-      if (!Shedable.has(`${request.method} ${path}`)) return false
+      const key = `${request.method} ${path}`
+      if (!Shedable.has(key)) return false
       const lagging = options.maxLagMs > 0 && lag > options.maxLagMs
       const full = options.maxInFlight > 0 && inFlight >= limit.limit
       if (!lagging && !full) {
@@ -83,6 +107,7 @@ export const startOverloadGuard = (
         })
         return false
       }
+      countShed(key, lagging)
       const started = { started: Date.now(), startedPrecise: performance.now() }
       const header = request.headers["x-request-id"]
       const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
@@ -101,6 +126,7 @@ export const startOverloadGuard = (
       return true
     },
     stop: () => clearInterval(timer),
-    limit: () => limit.limit
+    limit: () => limit.limit,
+    inFlight: () => inFlight
   }
 }

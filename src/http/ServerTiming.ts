@@ -1,10 +1,12 @@
 /**
  * `Server-Timing` on `POST /v1/runs` (spec, Limits): `admit`, `upstream`, `gateway` (the rest of the service's own
  * time) and `total`, in milliseconds, on 200, 202 and refusals alike (a pre-response handler runs on every answer);
- * `settle` (part of `gateway`) is added once a run has settled.
+ * `settle` (part of `gateway`) is added once a run has settled. The same handler counts the run answer in the
+ * metrics (RunMetrics.ts), as it sees the final status and the marks.
  */
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { countRunAnswer } from "./RunMetrics.js"
 
 /** Marks filled while a request runs. */
 export interface TimingMarks {
@@ -31,8 +33,11 @@ export const serverTimingValue = (marks: TimingMarks): string => {
 export const startServerTiming = Effect.suspend(() => {
   const marks: TimingMarks = { started: Date.now(), startedPrecise: performance.now() }
   return Effect.as(
-    HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.sync(() => HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks)))),
+    HttpApp.appendPreResponseHandler((request, response) =>
+      Effect.sync(() => {
+        countRunAnswer(request, response, marks)
+        return HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks))
+      })),
     marks
   )
 })

@@ -16,6 +16,8 @@ export interface PostResponse {
   readonly body: string
   /** The upstream's `x-request-id` header, when it sent one. */
   readonly requestId: string | null
+  /** The upstream's `Retry-After` header as sent (seconds or an HTTP date), when it sent one. */
+  readonly retryAfter: string | null
 }
 
 /** Why no response arrived: the timer fired, the connection failed, or the body was too large. */
@@ -47,14 +49,20 @@ const errorCode = (error: unknown): string => {
   return typeof code === "string" ? code : "connection error"
 }
 
-/** POSTs `body` (JSON text) to `url` and reads the whole response, giving up after `timeoutMs`. */
-export const postJson = (options: {
+const headerText = (value: string | Array<string> | undefined): string | null =>
+  typeof value === "string" && value.length > 0 ? value : null
+
+/** One POST: where, with which agents and headers, its JSON body, and how long it may take. */
+export interface PostOptions {
   readonly agents: Agents
   readonly url: URL
   readonly headers: Readonly<Record<string, string>>
   readonly body: string
   readonly timeoutMs: number
-}): Effect.Effect<PostResponse, PostFailure> =>
+}
+
+/** POSTs `body` (JSON text) to `url` and reads the whole response, giving up after `timeoutMs`. */
+export const postJson = (options: PostOptions): Effect.Effect<PostResponse, PostFailure> =>
   Effect.async<PostResponse, PostFailure>((resume) => {
     let settled = false
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -85,12 +93,12 @@ export const postJson = (options: {
         }
         chunks.push(chunk)
       })
-      const requestId = response.headers["x-request-id"]
       response.on("end", () =>
         finish(Effect.succeed({
           status: response.statusCode ?? 0,
           body: Buffer.concat(chunks).toString("utf8"),
-          requestId: typeof requestId === "string" && requestId.length > 0 ? requestId : null
+          requestId: headerText(response.headers["x-request-id"]),
+          retryAfter: headerText(response.headers["retry-after"])
         }))
       )
       response.on("error", (error) => finish(Effect.fail({ _tag: "Connection", code: errorCode(error) })))

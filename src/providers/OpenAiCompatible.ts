@@ -1,13 +1,14 @@
 /**
  * The `ModelProvider` for any OpenAI-compatible chat-completions server (vLLM, llama.cpp, Ollama, OpenAI): the
- * transport only (URL, bearer key, per-attempt timeout, retries, ledger entries, spans); the prompt and the parsing
- * are LetterReadout's. Each attempt is one `ModelCall`. Retried with exponential backoff and jitter while the
- * deadline allows: 429, 5xx, timeouts, connection errors and unreadable bodies. Not retried: a 2xx without usable
+ * transport only (URL, bearer key, per-attempt timeout, retries, ledger entries, spans, metrics); the prompt and the
+ * parsing are LetterReadout's. Each attempt is one `ModelCall`. Retried on the schedule of UpstreamRetry.ts
+ * (exponential backoff with jitter, at least the upstream's `Retry-After`, never waiting past the deadline): 429,
+ * 5xx, timeouts, connection errors and unreadable bodies. Not retried: a 2xx without usable
  * log-probabilities (decision_unavailable: the model answered, and at temperature 0 it would answer the same), a
  * 413 or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Clock, Effect, Either, Layer, Random, Redacted } from "effect"
+import { Clock, Effect, Either, Layer, Redacted } from "effect"
 import {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -16,12 +17,14 @@ import {
   ProviderRateLimited,
   ProviderUnavailable
 } from "../../schema/Errors.js"
+import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
 import { destroyAgents, makeAgents, postJson } from "./HttpPost.js"
 import type { Agents, PostFailure, PostResponse } from "./HttpPost.js"
 import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest } from "./LetterReadout.js"
 import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
-import type { ModelCall, ProviderError, Read, ReadOptions } from "./ModelProvider.js"
+import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions } from "./ModelProvider.js"
+import { type AttemptFailure, type FailureKind, retryAfterMs, retrySchedule } from "./UpstreamRetry.js"
 
 /** Settings of an OpenAI-compatible upstream. */
 export interface OpenAiCompatibleConfig {
@@ -34,11 +37,9 @@ export interface OpenAiCompatibleConfig {
   readonly attemptTimeoutMs?: number | undefined
   /** Retries after the first attempt of a call (default 4). */
   readonly maxRetries?: number | undefined
-  /** First backoff delay before jitter (default 250 ms), doubling per retry up to 8,000 ms. */
+  /** First backoff delay before jitter (default 250 ms), doubling per retry up to 8,000 ms; `Retry-After` may lengthen it. */
   readonly retryBaseDelayMs?: number | undefined
 }
-
-type FailureKind = "rate_limited" | "unavailable" | "bad_response" | "timeout"
 
 type Attempt<A> =
   | { readonly _tag: "Billed"; readonly id: string | null; readonly usage: Usage; readonly result: Either.Either<A, ProviderError> }
@@ -47,7 +48,6 @@ type Attempt<A> =
 
 type Interpret<A> = (body: string) => Attempt<A>
 
-const MAX_BACKOFF_MS = 8_000
 const CONTEXT_LENGTH = /context[ _-]?length|maximum context|too many tokens/i
 
 const classify = <A>(response: Either.Either<PostResponse, PostFailure>, interpret: Interpret<A>): Attempt<A> => {
@@ -122,80 +122,161 @@ const interpretThought: Interpret<string> = (body) => {
   return { _tag: "Billed", id: reply.id, usage: reply.usage, result: Either.right(reply.text) }
 }
 
+/** What every attempt of one provider shares. */
+interface Transport {
+  readonly agents: Agents
+  readonly url: URL
+  readonly headers: Readonly<Record<string, string>>
+  readonly attemptTimeoutMs: number
+  readonly identity: ProviderIdentity
+  /** Metric series by `purpose outcome`. */
+  readonly series: LabelSets
+}
+
+/** What one call (one question's think or answer) shares across its attempts. */
+interface CallContext<A> {
+  readonly purpose: ModelCall["purpose"]
+  readonly body: string
+  readonly interpret: Interpret<A>
+  readonly deadline: number
+  readonly calls: Array<ModelCall>
+  readonly onCall: ((call: ModelCall) => void) | undefined
+}
+
+const outcomeLabel = <A>(attempt: Attempt<A>): string =>
+  attempt._tag === "Billed" ? "succeeded" : attempt._tag === "Refused" ? "refused" : attempt.kind
+
+/** One attempt: posts, records the ledger entry and the metrics, and answers or says how it failed. */
+const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: number): Effect.Effect<A, AttemptFailure> =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const remaining = call.deadline - started
+    if (remaining <= 0) return yield* Effect.fail(final(deadlineExceeded()))
+    const cutByDeadline = remaining <= transport.attemptTimeoutMs
+    const timeoutMs = Math.min(transport.attemptTimeoutMs, remaining)
+    const startedPrecise = performance.now()
+    const { outcome, retryAfter } = yield* postAttempt(transport, call, ordinal, timeoutMs)
+    const ended = yield* Clock.currentTimeMillis
+    const series = transport.series.get(`${call.purpose} ${outcomeLabel(outcome)}`)
+    count(upstreamCalls, series)
+    record(upstreamCallSeconds, (performance.now() - startedPrecise) / 1000, series)
+    const made = ledgerEntry(outcome, ordinal, ended, call.purpose)
+    call.calls.push(made)
+    call.onCall?.(made)
+    if (outcome._tag === "Billed") {
+      return yield* Either.match(outcome.result, { onLeft: (error) => Effect.fail(final(error)), onRight: Effect.succeed })
+    }
+    if (outcome._tag === "Refused") return yield* Effect.fail(final(outcome.error))
+    if (ended >= call.deadline || (outcome.kind === "timeout" && cutByDeadline)) {
+      return yield* Effect.fail(final(deadlineExceeded()))
+    }
+    return yield* Effect.fail<AttemptFailure>({
+      _tag: "Retryable",
+      kind: outcome.kind,
+      detail: outcome.detail,
+      attempts: ordinal + 1,
+      retryAfterMs: retryAfterMs(retryAfter, ended)
+    })
+  })
+
+const final = (error: ProviderError): AttemptFailure => ({ _tag: "Final", error })
+
+/** The POST of one attempt, classified, inside its `model.call` span. */
+const postAttempt = <A>(transport: Transport, call: CallContext<A>, ordinal: number, timeoutMs: number) =>
+  postJson({ agents: transport.agents, url: transport.url, headers: transport.headers, body: call.body, timeoutMs }).pipe(
+    Effect.either,
+    Effect.map((response) => ({
+      outcome: classify(response, call.interpret),
+      retryAfter: Either.isRight(response) ? response.right.retryAfter : null
+    })),
+    Effect.tap(({ outcome }) =>
+      Effect.annotateCurrentSpan({
+        "model.input_tokens": outcome._tag === "Billed" ? outcome.usage.inputTokens : 0,
+        "model.output_tokens": outcome._tag === "Billed" ? outcome.usage.outputTokens : 0
+      })
+    ),
+    Effect.withSpan("model.call", {
+      attributes: {
+        "model.provider": transport.identity.provider,
+        "model.id": transport.identity.modelId,
+        "model.retry_ordinal": ordinal,
+        "model.purpose": call.purpose
+      }
+    })
+  )
+
+const ledgerEntry = <A>(outcome: Attempt<A>, ordinal: number, ended: number, purpose: ModelCall["purpose"]): ModelCall => {
+  const billed = outcome._tag === "Billed"
+  return {
+    retryOrdinal: ordinal,
+    status: billed ? "succeeded" : "failed",
+    inputTokens: billed ? outcome.usage.inputTokens : 0,
+    outputTokens: billed ? outcome.usage.outputTokens : 0,
+    providerRequestId: outcome.id,
+    at: new Date(ended),
+    purpose
+  }
+}
+
+/**
+ * One call with its retries (UpstreamRetry.ts): attempts until one answers, a failure is final, or the schedule
+ * stops; a retryable failure the schedule gave up on becomes the error of decisions.md "Precise rules".
+ */
+const callWithRetries = <A>(
+  transport: Transport,
+  retry: { readonly maxRetries: number; readonly baseDelayMs: number },
+  call: CallContext<A>
+): Effect.Effect<A, ProviderError> => {
+  let ordinal = 0
+  let previous: AttemptFailure | undefined
+  const attempt = Effect.suspend(() => {
+    if (previous?._tag === "Retryable") {
+      const reason = previous.retryAfterMs === undefined ? "backoff" : "retry_after"
+      count(upstreamRetries, transport.series.get(`retry ${reason}`))
+    }
+    return attemptOnce(transport, call, ordinal++).pipe(Effect.tapError((failure) => Effect.sync(() => (previous = failure))))
+  })
+  return Effect.retry(attempt, retrySchedule({ ...retry, deadline: call.deadline })).pipe(
+    Effect.mapError((failure) =>
+      failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts)
+    )
+  )
+}
+
+const seriesOf = (identity: ProviderIdentity) =>
+  new LabelSets((key) => {
+    const [purpose, outcome] = key.split(" ") as [string, string]
+    return purpose === "retry"
+      ? labels({ provider: identity.provider, reason: outcome })
+      : labels({ provider: identity.provider, model: identity.modelId, purpose, outcome })
+  })
+
 /** Builds the provider over its own keep-alive agents, closed when the scope closes. */
 const make = (config: OpenAiCompatibleConfig) =>
   Effect.gen(function*() {
     const agents: Agents = yield* Effect.acquireRelease(Effect.sync(makeAgents), (made) =>
       Effect.sync(() => destroyAgents(made)))
-    const url = new URL(`${config.baseUrl.replace(/\/+$/, "")}/chat/completions`)
-    const attemptTimeoutMs = config.attemptTimeoutMs ?? 120_000
-    const maxRetries = config.maxRetries ?? 4
-    const baseDelayMs = config.retryBaseDelayMs ?? 250
     const headers: Record<string, string> = { accept: "application/json", "user-agent": "arbiter/0.1.0" }
     if (config.apiKey !== undefined) headers["authorization"] = `Bearer ${Redacted.value(config.apiKey)}`
     const identity = { provider: "openai", modelId: config.model }
-
-    const call = <A>(
-      purpose: ModelCall["purpose"],
-      request: ChatRequest,
-      interpret: Interpret<A>,
-      deadline: number,
-      calls: Array<ModelCall>,
-      onCall: ((call: ModelCall) => void) | undefined
-    ): Effect.Effect<A, ProviderError> => {
-      const body = JSON.stringify(request)
-      const attempt = (ordinal: number): Effect.Effect<A, ProviderError> =>
-        Effect.gen(function*() {
-          const started = yield* Clock.currentTimeMillis
-          const remaining = deadline - started
-          if (remaining <= 0) return yield* Effect.fail(deadlineExceeded())
-          const cutByDeadline = remaining <= attemptTimeoutMs
-          const outcome = yield* postJson({ agents, url, headers, body, timeoutMs: Math.min(attemptTimeoutMs, remaining) })
-            .pipe(
-              Effect.either,
-              Effect.map((response) => classify(response, interpret)),
-              Effect.tap((outcome) =>
-                Effect.annotateCurrentSpan({
-                  "model.input_tokens": outcome._tag === "Billed" ? outcome.usage.inputTokens : 0,
-                  "model.output_tokens": outcome._tag === "Billed" ? outcome.usage.outputTokens : 0
-                })
-              ),
-              Effect.withSpan("model.call", {
-                attributes: {
-                  "model.provider": identity.provider,
-                  "model.id": identity.modelId,
-                  "model.retry_ordinal": ordinal,
-                  "model.purpose": purpose
-                }
-              })
-            )
-          const ended = yield* Clock.currentTimeMillis
-          const billed = outcome._tag === "Billed"
-          const made: ModelCall = {
-            retryOrdinal: ordinal,
-            status: billed ? "succeeded" : "failed",
-            inputTokens: billed ? outcome.usage.inputTokens : 0,
-            outputTokens: billed ? outcome.usage.outputTokens : 0,
-            providerRequestId: outcome.id,
-            at: new Date(ended),
-            purpose
-          }
-          calls.push(made)
-          onCall?.(made)
-          if (outcome._tag === "Billed") return yield* Either.match(outcome.result, { onLeft: Effect.fail, onRight: Effect.succeed })
-          if (outcome._tag === "Refused") return yield* Effect.fail(outcome.error)
-          if (ended >= deadline || (outcome.kind === "timeout" && cutByDeadline)) {
-            return yield* Effect.fail(deadlineExceeded())
-          }
-          if (ordinal >= maxRetries) return yield* Effect.fail(finalError(outcome.kind, outcome.detail, ordinal + 1))
-          const jitter = yield* Random.next
-          const delay = Math.round(Math.min(MAX_BACKOFF_MS, baseDelayMs * 2 ** ordinal) * (0.5 + jitter / 2))
-          if (ended + delay >= deadline) return yield* Effect.fail(finalError(outcome.kind, outcome.detail, ordinal + 1))
-          yield* Effect.sleep(delay)
-          return yield* attempt(ordinal + 1)
-        })
-      return attempt(0)
+    const transport: Transport = {
+      agents,
+      url: new URL(`${config.baseUrl.replace(/\/+$/, "")}/chat/completions`),
+      headers,
+      attemptTimeoutMs: config.attemptTimeoutMs ?? 120_000,
+      identity,
+      series: seriesOf(identity)
     }
+    const retry = { maxRetries: config.maxRetries ?? 4, baseDelayMs: config.retryBaseDelayMs ?? 250 }
+    const call = <A>(purpose: ModelCall["purpose"], request: ChatRequest, interpret: Interpret<A>, calls: Array<ModelCall>, options: ReadOptions) =>
+      callWithRetries(transport, retry, {
+        purpose,
+        body: JSON.stringify(request),
+        interpret,
+        deadline: options.deadline,
+        calls,
+        onCall: options.onCall
+      })
 
     return ModelProvider.of({
       identity,
@@ -203,22 +284,14 @@ const make = (config: OpenAiCompatibleConfig) =>
         const calls: Array<ModelCall> = []
         return Effect.gen(function*() {
           const thought = read.thinkTokens > 0
-            ? yield* call(
-              "think",
-              thinkRequest(config.model, read, read.thinkTokens),
-              interpretThought,
-              options.deadline,
-              calls,
-              options.onCall
-            )
+            ? yield* call("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options)
             : null
           const probabilities = yield* call(
             "answer",
             letterRequest(config.model, read, thought),
             interpretLetter(read.options.length),
-            options.deadline,
             calls,
-            options.onCall
+            options
           )
           return { probabilities, calls: [...calls] }
         }).pipe(Effect.mapError((error) => new ProviderFailure({ error, calls: [...calls] })))

@@ -1,13 +1,20 @@
 /**
- * Tracing: a span per request (the platform's `http.server` span, annotated with the request id), per SQL statement
- * (`sql.execute`, from @effect/sql) and per model call. W3C `traceparent` headers continue the caller's trace. Spans
- * are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; otherwise tracing is switched off, which
- * spares the hot path the cost of spans nobody reads.
+ * Tracing and metrics export. Tracing: a span per request (the platform's `http.server` span, annotated with the
+ * request id), per SQL statement (`sql.execute`, from @effect/sql) and per model call. W3C `traceparent` headers
+ * continue the caller's trace. Spans are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set;
+ * otherwise tracing is switched off, which spares the hot path the cost of spans nobody reads. Metrics (Metrics.ts)
+ * are pushed to the same endpoint (`/v1/metrics`, OTLP/HTTP JSON, cumulative) every `OTEL_METRIC_EXPORT_INTERVAL`
+ * ms by @effect/opentelemetry's exporter, which reads the same registry the Prometheus listener renders. Each
+ * process is its own `service.instance.id` (host and pid), so the figures of several workers are not merged.
  */
+import { hostname } from "node:os"
 import { NodeSdk } from "@effect/opentelemetry"
+import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import { FetchHttpClient } from "@effect/platform"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 
 /** Tracing into the given span processor (tests pass an in-memory exporter's). */
@@ -17,15 +24,30 @@ export const tracingWith = (serviceName: string, spanProcessor: SpanProcessor) =
     spanProcessor
   }))
 
-/** Tracing as configured: OTLP/HTTP export when an endpoint is set, none otherwise. */
+/** Metrics pushed over OTLP/HTTP (JSON) to `<endpoint>/v1/metrics` every `intervalMs`. */
+export const metricsExportTo = (endpoint: string, serviceName: string, intervalMs: number) =>
+  OtlpMetrics.layer({
+    url: `${endpoint.replace(/\/+$/, "")}/v1/metrics`,
+    resource: {
+      serviceName,
+      serviceVersion: "0.1.0",
+      attributes: { "service.instance.id": `${hostname()}:${process.pid}` }
+    },
+    exportInterval: Duration.millis(intervalMs)
+  }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+
+/** Tracing and metrics export as configured: OTLP/HTTP when an endpoint is set, none otherwise. */
 export const TelemetryLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.otlpEndpoint, {
       onNone: () => Layer.setTracerEnabled(false),
       onSome: (endpoint) =>
-        tracingWith(
-          config.serviceName,
-          new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` }))
+        Layer.merge(
+          tracingWith(
+            config.serviceName,
+            new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces` }))
+          ),
+          metricsExportTo(endpoint, config.serviceName, config.otlpMetricsIntervalMs)
         )
     }))
 )

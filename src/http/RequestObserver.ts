@@ -1,0 +1,59 @@
+/**
+ * What every request leaves behind once answered: a count and a latency by method, route template and status
+ * (Metrics.ts), and, unless `ACCESS_LOG=false`, one access log line at info level with the method, route, status,
+ * duration and (through the request log context, RequestLogContext.ts) the request id and trace id. It wraps the
+ * whole app, error mapping included, so the status is the one sent; a request the overload guard sheds never
+ * reaches it (Overload.ts counts those). The work per request is a route lookup, two metric updates and the line.
+ */
+import { HttpServerError, HttpServerRequest } from "@effect/platform"
+import type { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Cause, Context, Effect, Exit, FiberRef, HashMap } from "effect"
+import { count, httpRequestSeconds, httpRequests, labels, LabelSets, record } from "../telemetry/Metrics.js"
+import { methodLabel, pathOf, type RouteLabeler } from "./RouteLabels.js"
+
+/** The status counted for a request whose client went away before it was answered (nginx's convention). */
+export const ClientClosedStatus = 499
+
+const requestSeries = new LabelSets((key) => {
+  const [method, route, status] = key.split(" ") as [string, string, string]
+  return labels({ method, route, status })
+})
+
+const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>): number => {
+  if (Exit.isSuccess(exit)) return exit.value.status
+  if (Cause.isInterruptedOnly(exit.cause)) return ClientClosedStatus
+  return HttpServerError.causeResponseStripped(exit.cause)[0].status
+}
+
+/**
+ * The access line. Its fields are set on the request fiber's annotations outright (not scoped, as `annotateLogs`
+ * would, at twice the cost): the fiber ends with the response.
+ */
+const accessLine = (method: string, route: string, status: number, durationMs: number) =>
+  Effect.zipRight(
+    FiberRef.update(FiberRef.currentLogAnnotations, (annotations) =>
+      HashMap.set(
+        HashMap.set(HashMap.set(HashMap.set(annotations, "method", method), "route", route), "status", status),
+        "duration_ms",
+        Math.round(durationMs * 1000) / 1000
+      )),
+    Effect.logInfo("request")
+  )
+
+/** Wraps an app so each request is counted, timed and (when `accessLog`) logged. */
+export const observeRequests = (options: { readonly routes: RouteLabeler; readonly accessLog: boolean }) =>
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+    const started = performance.now()
+    return Effect.onExit(app, (exit) => {
+      const durationMs = performance.now() - started
+      const method = methodLabel(request.method)
+      const route = options.routes(request.method, pathOf(request.url))
+      const status = statusOf(exit)
+      const series = requestSeries.get(`${method} ${route} ${status}`)
+      count(httpRequests, series)
+      record(httpRequestSeconds, durationMs / 1000, series)
+      return options.accessLog ? accessLine(method, route, status, durationMs) : Effect.void
+    })
+  })

@@ -1,0 +1,69 @@
+/**
+ * When a failed upstream attempt is tried again, as an Effect `Schedule`: exponential backoff from the base delay
+ * (doubling, at most 8 s), jittered to 50-100% of it, at most `maxRetries` times, only for a retryable failure;
+ * when the upstream sent `Retry-After` (seconds, or an HTTP date), the wait is at least that long. A wait that
+ * would end at or past the run's deadline is not taken: the schedule stops, and the call fails at once with the
+ * last attempt's error (`provider_rate_limited`, `provider_unavailable`, ...) rather than sleeping towards a
+ * deadline no retry could meet. The deadline check reads the Clock when the decision is made.
+ */
+import { Clock, Duration, Effect, Schedule } from "effect"
+import type { ProviderError } from "./ModelProvider.js"
+
+/** Why an attempt failed in a way worth retrying. */
+export type FailureKind = "rate_limited" | "unavailable" | "bad_response" | "timeout"
+
+/** How an attempt failed: retryable (with what the upstream asked for) or final. */
+export type AttemptFailure =
+  | {
+    readonly _tag: "Retryable"
+    readonly kind: FailureKind
+    readonly detail: string
+    /** Attempts made so far, this one included. */
+    readonly attempts: number
+    /** The wait the upstream's `Retry-After` asked for, in ms. */
+    readonly retryAfterMs: number | undefined
+  }
+  | { readonly _tag: "Final"; readonly error: ProviderError }
+
+/** Longest backoff before jitter. */
+export const MaxBackoffMs = 8_000
+
+const DeltaSeconds = /^\d+(\.\d+)?$/
+
+/**
+ * The wait a `Retry-After` value asks for, in ms from `now`: delta-seconds, or an HTTP date (a date in the past is
+ * 0); undefined when absent or unreadable.
+ */
+export const retryAfterMs = (value: string | null, now: number): number | undefined => {
+  if (value === null) return undefined
+  const text = value.trim()
+  if (DeltaSeconds.test(text)) return Math.round(Number(text) * 1000)
+  if (!/[A-Za-z]/.test(text)) return undefined
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}
+
+/** The retry schedule of one call, whose inputs are its attempts' failures and whose output is the next wait. */
+export const retrySchedule = (options: {
+  readonly maxRetries: number
+  readonly baseDelayMs: number
+  readonly deadline: number
+}): Schedule.Schedule<Duration.Duration, AttemptFailure> => {
+  const backoff = Schedule.exponential(Duration.millis(options.baseDelayMs)).pipe(
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(MaxBackoffMs))),
+    Schedule.jitteredWith({ min: 0.5, max: 1 })
+  )
+  return Schedule.identity<AttemptFailure>().pipe(
+    Schedule.intersect(backoff),
+    Schedule.intersect(Schedule.recurs(options.maxRetries)),
+    Schedule.whileInput((failure: AttemptFailure) => failure._tag === "Retryable"),
+    Schedule.modifyDelay(([[failure]], delay) => {
+      const asked = failure._tag === "Retryable" ? failure.retryAfterMs : undefined
+      return asked !== undefined && asked > Duration.toMillis(delay) ? Duration.millis(asked) : delay
+    }),
+    Schedule.delays,
+    Schedule.checkEffect((_, delay) =>
+      Effect.map(Clock.currentTimeMillis, (now) => now + Duration.toMillis(delay) < options.deadline)
+    )
+  )
+}

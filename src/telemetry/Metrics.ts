@@ -1,0 +1,125 @@
+/**
+ * The service's metrics, as Effect `Metric`s in the process-wide registry: the Prometheus listener renders them
+ * (Prometheus.ts) and the OTLP exporter pushes them (Telemetry.ts), so both always show the same series. Updates
+ * on the request path go through `LabelSets`: the label array of each series is built once and reused, and Effect
+ * finds a series by the identity of that array, so a request costs a few map lookups and counter additions.
+ * Gauges that describe state owned elsewhere (database pools, the overload guard) are read by samplers registered
+ * here, run just before each scrape or push.
+ */
+import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+
+/** Buckets of the request latency histogram, in seconds. */
+export const RequestSecondsBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+/** Buckets of the upstream call latency histogram, in seconds. */
+export const UpstreamSecondsBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+const counter = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
+
+/** Requests answered by the HTTP app, by `method`, `route` (the route's template) and `status`. */
+export const httpRequests = counter("arbiter_http_requests_total", "HTTP requests answered, by method, route and status")
+
+/** Time from a request reaching the app to its response, by `method`, `route` and `status`. */
+export const httpRequestSeconds = Metric.histogram(
+  "arbiter_http_request_duration_seconds",
+  MetricBoundaries.fromIterable(RequestSecondsBuckets),
+  "HTTP request latency in seconds, by method, route and status"
+)
+
+/** Run requests (`POST /v1/runs`, `POST /v1/router/select`) by `route`, `outcome` and wire `code`. */
+export const runs = counter(
+  "arbiter_runs_total",
+  "Run requests by route, outcome (completed, replayed, refused, rejected, failed, error, shed) and error code"
+)
+
+/** Credit and quota admission of new runs, by `route`, `result` (admitted, refused) and the refusal's `code`. */
+export const creditAdmissions = counter(
+  "arbiter_credit_admissions_total",
+  "New runs admitted against credit and quota, or refused (402/429), by route, result and code"
+)
+
+/** Requests shed by the overload guard before any work, by `route` and `reason` (lag, limit). */
+export const shedRequests = counter("arbiter_http_shed_total", "Requests shed by the overload guard, by route and reason")
+
+/** Upstream model attempts by `provider`, `model`, `purpose` and `outcome`. */
+export const upstreamCalls = counter(
+  "arbiter_upstream_calls_total",
+  "Upstream model attempts by provider, model, purpose and outcome"
+)
+
+/** Latency of upstream model attempts by `provider`, `model`, `purpose` and `outcome`. */
+export const upstreamCallSeconds = Metric.histogram(
+  "arbiter_upstream_call_duration_seconds",
+  MetricBoundaries.fromIterable(UpstreamSecondsBuckets),
+  "Upstream model attempt latency in seconds, by provider, model, purpose and outcome"
+)
+
+/** Waits before a retried upstream attempt, by `provider` and `reason` (backoff, retry_after). */
+export const upstreamRetries = counter(
+  "arbiter_upstream_retries_total",
+  "Upstream attempts retried, by provider and what set the wait (backoff, retry_after)"
+)
+
+/** Open connections of each database pool (`pool`: main, async_commit). */
+export const dbPoolConnections = Metric.gauge("arbiter_db_pool_connections", {
+  description: "Open connections of a database pool"
+})
+/** Idle connections of each database pool. */
+export const dbPoolIdle = Metric.gauge("arbiter_db_pool_idle_connections", {
+  description: "Idle connections of a database pool"
+})
+/** Queries waiting for a connection of each database pool. */
+export const dbPoolWaiting = Metric.gauge("arbiter_db_pool_waiting_clients", {
+  description: "Clients waiting for a connection of a database pool"
+})
+
+/** Run requests being served, and the overload guard's adaptive limit on them. */
+export const runsInFlight = Metric.gauge("arbiter_runs_in_flight", { description: "Run requests being served" })
+export const runsConcurrencyLimit = Metric.gauge("arbiter_runs_concurrency_limit", {
+  description: "The overload guard's adaptive limit on run requests served at once"
+})
+
+/** A series' labels, built once. */
+export type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+
+/** Labels from name/value pairs. */
+export const labels = (pairs: Readonly<Record<string, string>>): Labels =>
+  Object.entries(pairs).map(([key, value]) => MetricLabel.make(key, value))
+
+/**
+ * Label arrays by a caller's key, built on first use and kept: the series of one metric family are few (routes x
+ * statuses, outcomes x codes), and the same array must be passed on every update for Effect to find the series
+ * without building its key.
+ */
+export class LabelSets {
+  private readonly sets = new Map<string, Labels>()
+  constructor(private readonly build: (key: string) => Labels) {}
+
+  get(key: string): Labels {
+    let found = this.sets.get(key)
+    if (found === undefined) {
+      found = this.build(key)
+      this.sets.set(key, found)
+    }
+    return found
+  }
+}
+
+/** Adds one to a counter's series (synchronously: for code below the Effect runtime, and the hot path). */
+export const count = (metric: Metric.Metric.Counter<number>, series: Labels): void =>
+  metric.unsafeUpdate(1, series)
+
+/** Records a value in a histogram's or gauge's series. */
+export const record = (metric: Metric.Metric<any, number, any>, value: number, series: Labels): void =>
+  metric.unsafeUpdate(value, series)
+
+const samplers = new Set<() => void>()
+
+/** Registers a gauge sampler for the life of the scope; it runs before every scrape and push. */
+export const addGaugeSampler = (sample: () => void) =>
+  Effect.acquireRelease(Effect.sync(() => samplers.add(sample)), () => Effect.sync(() => samplers.delete(sample)))
+
+/** Runs every gauge sampler, so gauges show the state of now. */
+export const sampleGauges = (): void => {
+  for (const sample of samplers) sample()
+}

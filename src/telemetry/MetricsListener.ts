@@ -1,0 +1,89 @@
+/**
+ * Where metrics leave the process. The Prometheus scrape endpoint `GET /metrics` is served on a listener of its
+ * own, off unless `METRICS_PORT` is set, bound to `METRICS_HOST` (default 127.0.0.1): the public port never
+ * answers it (it stays `404` there), so traffic figures, routes and pool sizes are not published to API callers and
+ * need no credential, and the operator decides who may reach the port (a sidecar, a pod network, a firewall). Under
+ * `WORKERS`, worker n (node:cluster's id, from 1) listens on `METRICS_PORT + n - 1`, as each process holds its own
+ * figures. This layer also samples the gauges of the database pools (and, when OTLP export is on, samples every
+ * gauge once a second so each push carries recent values).
+ */
+import cluster from "node:cluster"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
+import type pg from "pg"
+import { AppConfig } from "../config/AppConfig.js"
+import { PgPools } from "../db/PgPool.js"
+import { addGaugeSampler, dbPoolConnections, dbPoolIdle, dbPoolWaiting, labels, sampleGauges } from "./Metrics.js"
+import { PrometheusContentType, renderPrometheus } from "./Prometheus.js"
+
+/** Where the metrics listener listens; none when it is off. */
+export class MetricsAddress extends Context.Tag("MetricsAddress")<
+  MetricsAddress,
+  Option.Option<{ readonly host: string; readonly port: number; readonly url: string }>
+>() {}
+
+const poolSampler = (pools: { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }) => {
+  const entries = [{ pool: pools.main, series: labels({ pool: "main" }) }]
+  if (pools.asyncCommit !== pools.main) entries.push({ pool: pools.asyncCommit, series: labels({ pool: "async_commit" }) })
+  return () => {
+    for (const { pool, series } of entries) {
+      dbPoolConnections.unsafeUpdate(pool.totalCount, series)
+      dbPoolIdle.unsafeUpdate(pool.idleCount, series)
+      dbPoolWaiting.unsafeUpdate(pool.waitingCount, series)
+    }
+  }
+}
+
+const answer = (request: IncomingMessage, response: ServerResponse): void => {
+  const path = (request.url ?? "/").split("?", 1)[0]
+  if (path !== "/metrics") {
+    response.writeHead(404, { "content-length": "0" }).end()
+    return
+  }
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    response.writeHead(405, { allow: "GET, HEAD", "content-length": "0" }).end()
+    return
+  }
+  sampleGauges()
+  const body = renderPrometheus()
+  response.writeHead(200, { "content-type": PrometheusContentType, "content-length": Buffer.byteLength(body) })
+  response.end(request.method === "HEAD" ? undefined : body)
+}
+
+/** Serves `GET /metrics` on host and port until the scope closes. */
+export const serveMetrics = (host: string, port: number) =>
+  Effect.acquireRelease(
+    Effect.async<ReturnType<typeof createServer>, Error>((resume) => {
+      const server = createServer(answer)
+      server.once("error", (error) => resume(Effect.fail(error)))
+      server.listen({ host, port, exclusive: true }, () => resume(Effect.succeed(server)))
+    }),
+    (server) => Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+      server.closeAllConnections()
+    })
+  ).pipe(Effect.map((server) => {
+    const address = server.address() as AddressInfo
+    const shown = address.family === "IPv6" ? `[${address.address}]` : address.address
+    return { host: address.address, port: address.port, url: `http://${shown}:${address.port}/metrics` }
+  }))
+
+/** This process's metrics port: `METRICS_PORT`, shifted by the worker's id under node:cluster. */
+const processPort = (port: number): number => port === 0 || !cluster.isWorker ? port : port + cluster.worker!.id - 1
+
+/** Pool gauges, the OTLP gauge sampling and the Prometheus listener, as configured. */
+export const MetricsLive = Layer.scoped(
+  MetricsAddress,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    yield* addGaugeSampler(poolSampler(yield* PgPools))
+    if (Option.isSome(config.otlpEndpoint)) {
+      yield* Effect.forkScoped(Effect.repeat(Effect.sync(sampleGauges), Schedule.spaced("1 second")))
+    }
+    if (Option.isNone(config.metricsPort)) return Option.none()
+    const address = yield* serveMetrics(config.metricsHost, processPort(config.metricsPort.value))
+    yield* Effect.logInfo(`metrics on ${address.url}`)
+    return Option.some(address)
+  })
+)

@@ -1,0 +1,47 @@
+/**
+ * Log lines written while a request is handled carry `request_id` (the id the response's `x-request-id` carries,
+ * which the error boundary fixes as the request starts) and `trace_id` (the W3C trace id of the request's span:
+ * with tracing on, the exported span's, the caller's when it sent `traceparent`; with tracing off, the caller's
+ * `traceparent` trace id, or else one derived from the request id: the 32 hex digits of a generated `req_` id, or
+ * the first 32 hex digits of the SHA-256 of a caller's own id, so every line of one request shares it). Both are
+ * read from the fiber as each line is written, by a wrapper around every logger: a request that logs nothing pays
+ * nothing. Fibers forked by the request inherit both.
+ */
+import { createHash } from "node:crypto"
+import { Context, Effect, FiberRef, FiberRefs, HashMap, HashSet, Logger, Option, Tracer } from "effect"
+import { CurrentRequestId } from "../../schema/Errors.js"
+
+const GeneratedId = /^req_([0-9a-f]{32})$/
+
+const derivedTraceId = (requestId: string): string => {
+  const generated = GeneratedId.exec(requestId)
+  return generated !== null ? generated[1]! : createHash("sha256").update(requestId).digest("hex").slice(0, 32)
+}
+
+/** The trace id of the current span, skipping the no-op spans tracing leaves when it is off. */
+const spanTraceId = (refs: FiberRefs.FiberRefs): string | undefined => {
+  let span = Context.getOption(FiberRefs.getOrDefault(refs, FiberRef.currentContext), Tracer.ParentSpan)
+  while (Option.isSome(span)) {
+    if (span.value.traceId !== "noop") return span.value.traceId
+    span = span.value._tag === "Span" ? span.value.parent : Option.none()
+  }
+  return undefined
+}
+
+/** A logger that adds `request_id` and `trace_id` to every line written inside a request. */
+export const withRequestContext = <Message, Output>(logger: Logger.Logger<Message, Output>): Logger.Logger<Message, Output> =>
+  Logger.mapInputOptions(logger, (options) => {
+    const requestId = FiberRefs.getOrDefault(options.context, CurrentRequestId)
+    if (requestId === "") return options
+    const traceId = spanTraceId(options.context) ?? derivedTraceId(requestId)
+    return {
+      ...options,
+      annotations: HashMap.set(HashMap.set(options.annotations, "request_id", requestId), "trace_id", traceId)
+    }
+  })
+
+/** Wraps every logger of the current fiber for the rest of the scope (the server's, before it starts serving). */
+export const requestLogContext = Effect.locallyScopedWith(
+  FiberRef.currentLoggers,
+  HashSet.map((logger) => withRequestContext(logger))
+)

@@ -1,0 +1,112 @@
+/**
+ * `GET /metrics` on the metrics listener (`METRICS_PORT`): after a few requests it shows counts and latency
+ * histograms by route template and status, run outcomes and credit admissions, and the database pool gauges, in
+ * the Prometheus text format. Exposure: the listener is off unless the port is set, binds `METRICS_HOST`
+ * (127.0.0.1 by default), serves only `/metrics`, and the public port never answers `/metrics`.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { ServerAddress } from "../../src/http/Listen.js"
+import { MetricsAddress } from "../../src/telemetry/MetricsListener.js"
+import { rawRequest } from "../support/RawHttp.js"
+import { oneQuestion, postRun } from "../support/Runs.js"
+import { seedOrganization } from "../support/Seed.js"
+import { TestServerLive } from "../support/TestServer.js"
+
+const scrape = Effect.gen(function*() {
+  const address = Option.getOrThrow(yield* MetricsAddress)
+  const response = yield* rawRequest(`http://127.0.0.1:${address.port}`, { path: "/metrics" })
+  assert.strictEqual(response.status, 200)
+  assert.strictEqual(response.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
+  return response.text
+})
+
+/** The value of the sample with exactly this name and these labels (in this order), or undefined. */
+const sample = (text: string, name: string, labels: string): number | undefined => {
+  const series = labels === "" ? `${name} ` : `${name}{${labels}} `
+  const line = text.split("\n").find((row) => row.startsWith(series))
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1))
+}
+
+layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: true, timeout: "60 seconds" })("metrics listener", (it) => {
+  describe("GET /metrics", () => {
+    it.effect("counts requests and their latency by route template and status", () =>
+      Effect.gen(function*() {
+        const { url } = yield* ServerAddress
+        const before = yield* scrape
+        const healthBefore = sample(before, "arbiter_http_requests_total", `method="GET",route="/healthz",status="200"`) ?? 0
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* rawRequest(url, { path: "/healthz" })).status, 200)
+        assert.strictEqual((yield* rawRequest(url, { path: "/v1/runs/run_0123456789abcdef0123456789abcdef" })).status, 401)
+        assert.strictEqual((yield* rawRequest(url, { path: "/no/such/path" })).status, 404)
+        const text = yield* scrape
+        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="GET",route="/healthz",status="200"`), healthBefore + 3)
+        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="GET",route="/v1/runs/:run_id",status="401"`), 1)
+        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="GET",route="unmatched",status="404"`), 1)
+        assert.notInclude(text, "run_0123456789abcdef", "raw paths never become labels")
+        assert.include(text, "# TYPE arbiter_http_requests_total counter")
+        assert.include(text, "# TYPE arbiter_http_request_duration_seconds histogram")
+        const histogram = `method="GET",route="/healthz",status="200"`
+        assert.strictEqual(sample(text, "arbiter_http_request_duration_seconds_bucket", `${histogram},le="+Inf"`), healthBefore + 3)
+        assert.strictEqual(sample(text, "arbiter_http_request_duration_seconds_count", histogram), healthBefore + 3)
+        assert.isDefined(sample(text, "arbiter_http_request_duration_seconds_bucket", `${histogram},le="0.005"`))
+        assert.isAbove(sample(text, "arbiter_http_request_duration_seconds_sum", histogram)!, 0)
+      }))
+
+    it.effect("counts runs by outcome and credit admitted or refused", () =>
+      Effect.gen(function*() {
+        const paying = yield* seedOrganization()
+        const broke = yield* seedOrganization({ billing: true })
+        const idempotencyKey = `metrics-${Date.now()}`
+        assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
+        assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
+        assert.strictEqual((yield* postRun(broke.secret, oneQuestion())).status, 402)
+        assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), null)).status, 400)
+        const text = yield* scrape
+        const runs = (labels: string) => sample(text, "arbiter_runs_total", labels)
+        assert.strictEqual(runs(`route="/v1/runs",outcome="completed",code="none"`), 1)
+        assert.strictEqual(runs(`route="/v1/runs",outcome="replayed",code="none"`), 1)
+        assert.strictEqual(runs(`route="/v1/runs",outcome="refused",code="insufficient_credits"`), 1)
+        assert.strictEqual(runs(`route="/v1/runs",outcome="rejected",code="idempotency_key_required"`), 1)
+        const credit = (labels: string) => sample(text, "arbiter_credit_admissions_total", labels)
+        assert.strictEqual(credit(`route="/v1/runs",result="admitted",code="none"`), 1)
+        assert.strictEqual(credit(`route="/v1/runs",result="refused",code="insufficient_credits"`), 1)
+        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="POST",route="/v1/runs",status="402"`), 1)
+      }))
+
+    it.effect("reads the database pool gauges at scrape time", () =>
+      Effect.gen(function*() {
+        const text = yield* scrape
+        assert.include(text, "# TYPE arbiter_db_pool_connections gauge")
+        assert.isAtLeast(sample(text, "arbiter_db_pool_connections", `pool="main"`)!, 1)
+        assert.isDefined(sample(text, "arbiter_db_pool_idle_connections", `pool="main"`))
+        assert.strictEqual(sample(text, "arbiter_db_pool_waiting_clients", `pool="main"`), 0)
+        assert.isDefined(sample(text, "arbiter_runs_concurrency_limit", ""))
+      }))
+  })
+
+  describe("exposure", () => {
+    it.effect("the listener binds 127.0.0.1 by default and serves only GET /metrics", () =>
+      Effect.gen(function*() {
+        const address = Option.getOrThrow(yield* MetricsAddress)
+        assert.strictEqual(address.host, "127.0.0.1")
+        const base = `http://127.0.0.1:${address.port}`
+        assert.strictEqual((yield* rawRequest(base, { path: "/healthz" })).status, 404)
+        assert.strictEqual((yield* rawRequest(base, { method: "POST", path: "/metrics", body: "" })).status, 405)
+      }))
+
+    it.effect("the public port does not serve /metrics", () =>
+      Effect.gen(function*() {
+        const { url } = yield* ServerAddress
+        assert.strictEqual((yield* rawRequest(url, { path: "/metrics" })).status, 404)
+      }))
+  })
+})
+
+layer(TestServerLive(), { excludeTestServices: true, timeout: "60 seconds" })("metrics listener off (the default)", (it) => {
+  it.effect("no listener without METRICS_PORT, and /metrics is 404 on the public port", () =>
+    Effect.gen(function*() {
+      assert.isTrue(Option.isNone(yield* MetricsAddress))
+      const { url } = yield* ServerAddress
+      assert.strictEqual((yield* rawRequest(url, { path: "/metrics" })).status, 404)
+    }))
+})
