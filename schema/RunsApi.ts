@@ -17,11 +17,14 @@ import {
   IdempotencyConflict,
   IdempotencyKeyRequired,
   InputTooLarge,
+  InvalidBody,
   InsufficientCredits,
   InvalidDecisionQuestions,
   InvalidIdempotencyKey,
   InvalidVerdictSchema,
   NoRouteAvailable,
+  KeyQuotaExhausted,
+  KeyRateLimited,
   OrganizationSpendQuotaExhausted,
   OrganizationTokenQuotaExhausted,
   ProviderBadResponse,
@@ -40,6 +43,7 @@ import {
   CompletedRun,
   CreateRunRequest,
   ExampleRunId,
+  ExampleRunListCursor,
   PendingRun,
   RunEventStream,
   RunListPage,
@@ -130,6 +134,16 @@ export const RunRow = Schema.Struct({
   replayed: Schema.Literal(true)
 })
 
+/** `GET /v1/runs`: a page of runs, newest first. */
+export const RunListPageSchema = Schema.Struct({
+  runs: Schema.Array(RunRow),
+  limit: Schema.Int,
+  offset: Schema.Int.annotations({ description: "the offset served (0 on a page asked by cursor)" }),
+  next_cursor: Schema.NullOr(Schema.String).annotations({
+    description: "send as cursor for the next page; null on the last page"
+  })
+}).annotations({ identifier: "RunListPage" })
+
 const RunIdPath = Schema.Struct({ run_id: Schema.String })
 
 /** The runs group. */
@@ -147,6 +161,8 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .addError(wire(UnknownModel))
       .addError(wire(InputTooLarge))
       .addError(wire(OrganizationSpendQuotaExhausted))
+      .addError(wire(KeyQuotaExhausted))
+      .addError(wire(KeyRateLimited))
       .addError(wire(OrganizationTokenQuotaExhausted))
       .addError(wire(IdempotencyConflict))
       .addError(wire(InsufficientCredits))
@@ -182,18 +198,24 @@ export class RunsApi extends HttpApiGroup.make("runs")
         offset: Schema.optional(
           wholeNumberFromString(
             "a whole number >= 0 of any length; default 0; one above 9007199254740991 (2^53 - 1) is served and " +
-              "echoed as that (an empty page)"
+              "echoed as that (an empty page); not with cursor"
           ).pipe(Schema.nonNegative())
-        )
+        ),
+        cursor: Schema.optional(Schema.String.annotations({
+          description: "the next_cursor of the previous page (opaque): the page after it, unaffected by runs created " +
+            "since; not with offset (400 invalid_body), and a cursor this organization's run list did not issue is " +
+            "400 invalid_body"
+        }))
       }))
-      .addSuccess(Schema.Struct({ runs: Schema.Array(RunRow), limit: Schema.Int, offset: Schema.Int }))
+      .addSuccess(RunListPageSchema)
+      .addError(wire(InvalidBody))
       .annotate(RequiredScope, "runs_read")
-      .annotate(OpenApi.Summary, "The organization's runs, newest first (limit 1-100, default 20, clamped)")
+      .annotate(OpenApi.Summary, "The organization's runs, newest first (limit 1-100, default 20, clamped), by offset or cursor")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          parameters: { limit: "20", offset: "0" },
-          responses: { 200: { summary: "the newest run", value: RunListPage } }
+          parameters: { limit: "20", offset: "0", cursor: ExampleRunListCursor },
+          responses: { 200: { summary: "the newest run, and the cursor of the next page", value: RunListPage } }
         })
       )
   )

@@ -3,7 +3,7 @@
  * model, ids and digests as it mints them. Typed by the wire schemas, so an example that drifts from its schema does
  * not compile; test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
  */
-import type { Run, RunRequest, RunRow } from "./RunsApi.js"
+import type { Run, RunListPageSchema, RunRequest } from "./RunsApi.js"
 
 /** The run id every runs example uses. */
 export const ExampleRunId = "run_01a20c1576a37c4bb1f3b5159dc8a1b8"
@@ -75,12 +75,15 @@ export const PendingRun: typeof Run.Encoded = {
   created_at: "2026-11-24T05:46:02Z"
 }
 
-/** A page of the run list. */
-export const RunListPage: {
-  readonly runs: ReadonlyArray<typeof RunRow.Encoded>
-  readonly limit: number
-  readonly offset: number
-} = {
+/**
+ * A `cursor` of the run list: the `next_cursor` a page ending with {@link ExampleRunId} carries (cursors are valid
+ * only for the organization whose list issued them).
+ */
+export const ExampleRunListCursor =
+  "MjAyNi0xMS0yNFQwNTo0NDoyMi40ODEyMDRafDAxYTIwYzE1LTc2YTMtN2M0Yi1iMWYzLWI1MTU5ZGM4YTFiOA.RQ-C18WZ5Aw6t19awFc0Po"
+
+/** A page of the run list: its only run, so no next page. */
+export const RunListPage: typeof RunListPageSchema.Encoded = {
   runs: [{
     run_id: ExampleRunId,
     kind: "decision",
@@ -89,7 +92,8 @@ export const RunListPage: {
     replayed: true
   }],
   limit: 20,
-  offset: 0
+  offset: 0,
+  next_cursor: null
 }
 
 /** The event stream of a run: one `run` event with the stored run, then `end`. */

@@ -1,10 +1,12 @@
 /**
- * Usage and quota (spec, "Usage and quota", "Usage, ledger and other resources"; decisions.md, "Usage and quota").
+ * Usage and quota (spec, "Usage and quota", "Usage, ledger and other resources"; decisions.md, "Usage and quota" and
+ * "Extensions beyond the contract": `group_by`, the ledger's `key_id`, `offset` and `cursor`, the CSV export).
  * Query problems are the plain-text `400 Failed to deserialize query string` (unknown, repeated or non-whole-number
- * parameters); the window and limit rules are checked by the service and answer `400 invalid_parameter`, so the
- * timestamps travel as plain strings here. Run ids in these responses are hyphenated; optional fields send null.
+ * parameters); the rules on values (window, limit, offset, cursor, key_id, group_by, format) are checked by the
+ * service and answer `400 invalid_parameter`, so those travel as plain strings here. Run ids in these responses are
+ * hyphenated; optional fields send null.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "./Auth.js"
 import { PlainRequestShape } from "./Boundary.js"
@@ -12,14 +14,17 @@ import { InvalidParameter, RunNotFound, ScopeDenied, wire } from "./Errors.js"
 import { OrganizationId, Timestamp } from "./Ids.js"
 import { operationDocs } from "./OperationDocs.js"
 import {
+  ExampleLedgerCursor,
   ExampleMonth,
+  ExampleUsageKeyId,
   ExampleUsageRunId,
   ExampleWindow,
+  LedgerCsvExample,
   QuotaExample,
   RunUsageExample,
   UsageDailyExample,
-  UsageLedgerExample,
-  UsageRollupExample
+  UsageByKeyExample,
+  UsageLedgerExample
 } from "./UsageExamples.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
@@ -40,23 +45,79 @@ const LimitParam = Schema.String.pipe(
   Schema.pattern(/^-?\d+$/, { message: () => "expected a whole number" })
 ).annotations({ description: "1 to 200, default 50; above 200 clamped to 200; below 1 is invalid_parameter" })
 
+/** `offset` of the ledger: a whole number (anything else is the plain-text query rejection). */
+const OffsetParam = Schema.String.pipe(
+  Schema.pattern(/^-?\d+$/, { message: () => "expected a whole number" })
+).annotations({
+  description: "entries to skip, default 0; above 9007199254740991 clamped to it; below 0, or with cursor, is " +
+    "invalid_parameter"
+})
+
+const CursorParam = Schema.String.annotations({
+  description: "the next_cursor of the previous page (opaque): the entries after it, unaffected by entries recorded " +
+    "since; not with offset; a cursor this organization's ledger did not issue is invalid_parameter"
+})
+
+const KeyIdParam = Schema.String.annotations({
+  description: "only the entries of this API key's runs (key_ + 32 hex; another organization's key matches nothing)"
+})
+
+const GroupByParam = Schema.String.annotations({
+  description: "key or model: adds groups, the rollup per API key (null: console sessions) or per model; " +
+    "anything else is invalid_parameter",
+  jsonSchema: { enum: ["key", "model"] }
+})
+
+const FormatParam = Schema.String.annotations({
+  description: "csv (the default and only format); anything else is invalid_parameter",
+  jsonSchema: { enum: ["csv"] }
+})
+
 /** The half-open window `[start_at, end_at)` a response covers. */
 export const UsageWindow = Schema.Struct({ start_at: Timestamp, end_at: Timestamp })
 
 /** Token counts. */
 export const TokenCounts = Schema.Struct({ input_tokens: Count, output_tokens: Count, total_tokens: Count })
 
-/** `GET /v1/usage`: runs created in the window, their tokens and spend. */
+const RunCounts = Schema.Struct({ total: Count, completed: Count, failed: Count, in_flight: Count })
+
+const Spend = Schema.Struct({
+  reserved_micros: Count.annotations({ description: "holds of the window's runs still in flight" }),
+  settled_micros: Count.annotations({ description: "cost of the window's settled runs" }),
+  unsettled_micros: Count.annotations({ description: "cost of calls already answered for runs not yet settled" })
+})
+
+/** One API key's part of the rollup (`group_by=key`): its runs' figures; `key_id` null for console sessions. */
+export const UsageKeyGroup = Schema.Struct({
+  key_id: Schema.NullOr(Schema.String),
+  runs: RunCounts,
+  tokens: TokenCounts,
+  spend: Spend
+}).annotations({ identifier: "UsageKeyGroup" })
+
+/**
+ * One model's part of the rollup (`group_by=model`): the tokens and cost of its calls; the runs whose last call was
+ * its (counts and holds); `model_id` null for runs without a call.
+ */
+export const UsageModelGroup = Schema.Struct({
+  model_id: Schema.NullOr(Schema.String),
+  runs: RunCounts,
+  tokens: TokenCounts,
+  spend: Spend
+}).annotations({ identifier: "UsageModelGroup" })
+
+/** `GET /v1/usage`: runs created in the window, their tokens and spend (and, with `group_by`, its groups). */
 export const UsageRollup = Schema.Struct({
   organization_id: OrganizationId,
   window: UsageWindow,
-  runs: Schema.Struct({ total: Count, completed: Count, failed: Count, in_flight: Count }),
+  runs: RunCounts,
   tokens: TokenCounts,
-  spend: Schema.Struct({
-    reserved_micros: Count.annotations({ description: "holds of the window's runs still in flight" }),
-    settled_micros: Count.annotations({ description: "cost of the window's settled runs" }),
-    unsettled_micros: Count.annotations({ description: "cost of calls already answered for runs not yet settled" })
-  })
+  spend: Spend,
+  groups: Schema.optional(
+    Schema.Union(Schema.Array(UsageKeyGroup), Schema.Array(UsageModelGroup)).annotations({
+      description: "only with group_by: largest settled spend first, then by id (null last); they sum to the totals"
+    })
+  )
 }).annotations({ identifier: "UsageRollup" })
 
 /** One model call. */
@@ -69,7 +130,10 @@ export const LedgerEntry = Schema.Struct({
   status: Schema.Literal("succeeded", "failed"),
   tokens: TokenCounts,
   cost_micros: Count,
-  created_at: Timestamp
+  created_at: Timestamp,
+  key_id: Schema.NullOr(Schema.String).annotations({
+    description: "the API key whose run made the call; null for a console session's run"
+  })
 }).annotations({ identifier: "LedgerEntry" })
 
 /** `GET /v1/usage/ledger`: the window's model calls, newest first. */
@@ -77,7 +141,10 @@ export const UsageLedger = Schema.Struct({
   organization_id: OrganizationId,
   window: UsageWindow,
   limit: Schema.Int.pipe(Schema.between(1, 200)),
-  entries: Schema.Array(LedgerEntry)
+  entries: Schema.Array(LedgerEntry),
+  next_cursor: Schema.NullOr(Schema.String).annotations({
+    description: "send as cursor for the next page; null on the last page"
+  })
 }).annotations({ identifier: "UsageLedger" })
 
 /** One UTC day of the daily series. */
@@ -128,7 +195,7 @@ export const Quota = Schema.Struct({
 export class UsageApi extends HttpApiGroup.make("usage")
   .add(
     HttpApiEndpoint.get("rollup", "/v1/usage")
-      .setUrlParams(StrictStruct(WindowParams))
+      .setUrlParams(StrictStruct({ ...WindowParams, group_by: Schema.optional(GroupByParam) }))
       .addSuccess(UsageRollup)
       .addError(wire(InvalidParameter))
       .annotate(RequiredScope, "usage_read")
@@ -136,23 +203,51 @@ export class UsageApi extends HttpApiGroup.make("usage")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          parameters: ExampleMonth,
-          responses: { 200: { summary: "a month with one decision run", value: UsageRollupExample } }
+          parameters: { ...ExampleMonth, group_by: "key" },
+          responses: { 200: { summary: "a month with one decision run, by key", value: UsageByKeyExample } }
         })
       )
   )
   .add(
     HttpApiEndpoint.get("ledger", "/v1/usage/ledger")
-      .setUrlParams(StrictStruct({ ...WindowParams, limit: Schema.optional(LimitParam) }))
+      .setUrlParams(StrictStruct({
+        ...WindowParams,
+        limit: Schema.optional(LimitParam),
+        key_id: Schema.optional(KeyIdParam),
+        offset: Schema.optional(OffsetParam),
+        cursor: Schema.optional(CursorParam)
+      }))
       .addSuccess(UsageLedger)
       .addError(wire(InvalidParameter))
       .annotate(RequiredScope, "usage_read")
-      .annotate(OpenApi.Summary, "One entry per model call recorded in the window, newest first")
+      .annotate(OpenApi.Summary, "One entry per model call recorded in the window, newest first, by offset or cursor")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          parameters: { ...ExampleMonth, limit: "2" },
+          parameters: { ...ExampleMonth, limit: "2", key_id: ExampleUsageKeyId, offset: "0", cursor: ExampleLedgerCursor },
           responses: { 200: { summary: "the two newest model calls", value: UsageLedgerExample } }
+        })
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/v1/usage/export")
+      .setUrlParams(StrictStruct({ ...WindowParams, format: Schema.optional(FormatParam), key_id: Schema.optional(KeyIdParam) }))
+      .addSuccess(
+        Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv; charset=utf-8" }))
+          .annotations({
+            description: "RFC 4180: a header row, then one record per ledger entry, newest first, CRLF line ends; " +
+              "the entry's fields with tokens spread into input_tokens, output_tokens and total_tokens; null is an " +
+              "empty field. Streamed (chunked) in pages, whatever the window's size."
+          })
+      )
+      .addError(wire(InvalidParameter))
+      .annotate(RequiredScope, "usage_read")
+      .annotate(OpenApi.Summary, "The window's ledger as CSV, streamed")
+      .annotate(
+        OpenApi.Transform,
+        operationDocs({
+          parameters: { ...ExampleMonth, format: "csv", key_id: ExampleUsageKeyId },
+          responses: { 200: { summary: "the month's three model calls", value: LedgerCsvExample } }
         })
       )
   )

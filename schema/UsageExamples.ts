@@ -15,6 +15,15 @@ const month = ExampleMonth
 /** The hyphenated spelling of the runs examples' run, as usage routes answer it. */
 export const ExampleUsageRunId = "run_01a20c15-76a3-7c4b-b1f3-b5159dc8a1b8"
 
+/** The API key that made the examples' run. */
+export const ExampleUsageKeyId = "key_01a20c15989c7745802fc12a4ef02105"
+
+/**
+ * A `cursor` of the ledger: the `next_cursor` of a page ending with an entry of the examples' run (cursors are valid
+ * only for the organization whose ledger issued them).
+ */
+export const ExampleLedgerCursor = "MjAyNi0xMS0yNFQwNTo0NDoyMy4wMTc3MzNafDEwNDM.jpu6sGu07WilvHNRXjL9eu"
+
 /** A three-day window (the daily series example). */
 export const ExampleWindow = { start_at: "2026-11-22T00:00:00Z", end_at: "2026-11-25T00:00:00Z" }
 
@@ -27,7 +36,8 @@ const call = (provider_request_id: string, input_tokens: number, cost_micros: nu
   status: "succeeded",
   tokens: { input_tokens, output_tokens: 1, total_tokens: input_tokens + 1 },
   cost_micros,
-  created_at: "2026-11-24T05:44:23Z"
+  created_at: "2026-11-24T05:44:23Z",
+  key_id: ExampleUsageKeyId
 })
 
 const calls = [
@@ -45,13 +55,45 @@ export const UsageRollupExample: typeof UsageRollup.Encoded = {
   spend: { reserved_micros: 0, settled_micros: 14, unsettled_micros: 0 }
 }
 
-/** `GET /v1/usage/ledger` for {@link ExampleMonth} with `limit=2`: the two newest model calls. */
+/** `GET /v1/usage?group_by=key` for {@link ExampleMonth}: the one key that made the month's run. */
+export const UsageByKeyExample: typeof UsageRollup.Encoded = {
+  ...UsageRollupExample,
+  groups: [{
+    key_id: ExampleUsageKeyId,
+    runs: UsageRollupExample.runs,
+    tokens: UsageRollupExample.tokens,
+    spend: UsageRollupExample.spend
+  }]
+}
+
+/** `GET /v1/usage/ledger` for {@link ExampleMonth} with `limit=2`: the two newest model calls, and a next page. */
 export const UsageLedgerExample: typeof UsageLedger.Encoded = {
   organization_id,
   window: month,
   limit: 2,
-  entries: [calls[2]!, calls[1]!]
+  entries: [calls[2]!, calls[1]!],
+  next_cursor: "MjAyNi0xMS0yNFQwNTo0NDoyMy4wMTE2MjBafDEwNDI.-QDWFnyBP4e7ptNjBOulMc"
 }
+
+const csvRecord = (entry: typeof LedgerEntry.Encoded) =>
+  [
+    entry.run_id,
+    entry.retry_ordinal,
+    entry.provider,
+    entry.model_id,
+    entry.provider_request_id,
+    entry.status,
+    entry.tokens.input_tokens,
+    entry.tokens.output_tokens,
+    entry.tokens.total_tokens,
+    entry.cost_micros,
+    entry.created_at,
+    entry.key_id
+  ].join(",") + "\r\n"
+
+/** `GET /v1/usage/export?format=csv` for {@link ExampleMonth}: the header row, then the three calls, newest first. */
+export const LedgerCsvExample = "run_id,retry_ordinal,provider,model_id,provider_request_id,status,input_tokens," +
+  "output_tokens,total_tokens,cost_micros,created_at,key_id\r\n" + [...calls].reverse().map(csvRecord).join("")
 
 /** `GET /v1/usage/daily` over {@link ExampleWindow}. */
 export const UsageDailyExample: typeof UsageDaily.Encoded = {

@@ -19,8 +19,8 @@ import type { RunOrigin } from "../ledger/RunRecord.js"
 import { ModelProvider } from "../providers/ModelProvider.js"
 import { executeRun, type RunContext, type RunOutcome, type RunRequestShape, type RunTiming, type WorkError } from "./RunExecution.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
-import { RunsRepo } from "./RunsRepo.js"
-import { parseRunId, runId, runView, type RunView } from "./RunView.js"
+import { type RunListStart, RunsRepo } from "./RunsRepo.js"
+import { clampRunListLimit, parseRunId, type RunListPageView, runListPageView, runView, type RunView } from "./RunView.js"
 
 export type { RunOutcome, RunTiming } from "./RunExecution.js"
 
@@ -38,20 +38,6 @@ export const checkIdempotencyKey = (header: string | undefined) =>
     : Either.left(new InvalidIdempotencyKey({
       message: "Idempotency-Key must be 1 to 255 bytes of visible ASCII (0x21 to 0x7E)"
     }))
-
-/** A page of the run list. */
-export interface RunListPage {
-  readonly runs: ReadonlyArray<{
-    readonly run_id: string
-    readonly kind: "decision" | "verdict"
-    readonly state: "pending" | "completed" | "failed"
-    readonly input_digest: string
-    readonly output_digest?: string
-    readonly replayed: true
-  }>
-  readonly limit: number
-  readonly offset: number
-}
 
 /** The runs service's operations. */
 export interface RunsService {
@@ -72,12 +58,12 @@ export interface RunsService {
   ) => Effect.Effect<RunOutcome, WorkError>
   /** One stored run of an organization (either id spelling). */
   readonly get: (organizationId: string, id: string) => Effect.Effect<RunView, RunNotFound | DatabaseUnavailable>
-  /** A page of the organization's runs, newest first; `limit` clamped to 1-100 (default 20). */
+  /** A page of the organization's runs, newest first, from `start`; `limit` clamped to 1-100 (default 20). */
   readonly list: (
     organizationId: string,
     limit: number | undefined,
-    offset: number | undefined
-  ) => Effect.Effect<RunListPage, DatabaseUnavailable>
+    start: RunListStart
+  ) => Effect.Effect<RunListPageView, DatabaseUnavailable>
   /** The wire view of an outcome. */
   readonly view: (outcome: RunOutcome) => RunView
 }
@@ -122,24 +108,13 @@ const make = Effect.gen(function*() {
         if (Option.isNone(row)) return yield* notFound
         return runView(row.value, true)
       }),
-    list: (organizationId, limit, offset) =>
-      Effect.gen(function*() {
-        const clamped = Math.min(100, Math.max(1, limit ?? 20))
-        const start = offset ?? 0
-        const rows = yield* repo.list(organizationId, clamped, start)
-        return {
-          runs: rows.map((row) => ({
-            run_id: runId(row.id),
-            kind: row.kind,
-            state: row.state,
-            input_digest: row.input_digest,
-            ...(row.output_digest === null ? {} : { output_digest: row.output_digest }),
-            replayed: true as const
-          })),
-          limit: clamped,
-          offset: start
-        }
-      }),
+    list: (organizationId, limit, start) => {
+      const clamped = clampRunListLimit(limit)
+      return Effect.map(
+        repo.page(organizationId, clamped + 1, start),
+        (rows) => runListPageView(organizationId, clamped, start._tag === "Offset" ? start.offset : 0, rows)
+      )
+    },
     view: (outcome) => runView(outcome.row, outcome.replayed)
   })
 })

@@ -1,10 +1,14 @@
 /** Handlers of the runs group. */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Either, Option } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
+import { InvalidBody } from "../../schema/Errors.js"
+import { withRetryAfter } from "../http/RetryAfter.js"
 import { startServerTiming } from "../http/ServerTiming.js"
 import { Runs } from "./Runs.js"
+import type { RunListStart } from "./RunsRepo.js"
+import { decodeCursor, RunListCursor } from "./RunView.js"
 
 /**
  * The largest `offset` the run list serves: 2^53 - 1, the largest integer a JSON number and PostgreSQL's `bigint`
@@ -12,6 +16,28 @@ import { Runs } from "./Runs.js"
  * it: the page is then empty, as for any offset past the organization's last run, and echoes this value.
  */
 export const MaxRunListOffset = Number.MAX_SAFE_INTEGER
+
+/**
+ * Where a run list page starts (decisions.md, "Extensions beyond the contract"): an offset (clamped as above), or
+ * just after the position of a `cursor` this organization's run list issued; both at once, or any other cursor, is
+ * `400 invalid_body`, the runs routes' answer to a bad query.
+ */
+export const runListStart = (
+  organizationId: string,
+  params: { readonly offset?: number | undefined; readonly cursor?: string | undefined }
+): Either.Either<RunListStart, InvalidBody> => {
+  if (params.cursor === undefined) {
+    return Either.right({ _tag: "Offset", offset: Math.min(params.offset ?? 0, MaxRunListOffset) })
+  }
+  if (params.offset !== undefined) {
+    return Either.left(new InvalidBody({ message: "send cursor or offset, not both" }))
+  }
+  return Option.match(decodeCursor(RunListCursor, organizationId, params.cursor), {
+    onNone: () =>
+      Either.left(new InvalidBody({ message: "cursor is not a next_cursor of this organization's run list" })),
+    onSome: (key) => Either.right({ _tag: "After", key })
+  })
+}
 
 const eventStream = (run: unknown) =>
   HttpServerResponse.text(`event: run\ndata: ${JSON.stringify(run)}\n\nevent: end\ndata: {}\n\n`, {
@@ -28,17 +54,16 @@ export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
         Effect.gen(function*() {
           const marks = yield* startServerTiming
           const actor = yield* Actor
-          const outcome = yield* runs.create(actor, payload, request.headers["idempotency-key"], marks)
+          const outcome = yield* withRetryAfter(runs.create(actor, payload, request.headers["idempotency-key"], marks))
           const view = runs.view(outcome)
           return yield* Effect.orDie(HttpServerResponse.json(view, { status: view.state === "pending" ? 202 : 200 }))
         }), { uninterruptible: true })
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(Actor, (actor) =>
-          runs.list(
-            actor.organizationId,
-            urlParams.limit,
-            urlParams.offset === undefined ? undefined : Math.min(urlParams.offset, MaxRunListOffset)
-          )))
+        Effect.gen(function*() {
+          const actor = yield* Actor
+          const start = yield* runListStart(actor.organizationId, urlParams)
+          return yield* runs.list(actor.organizationId, urlParams.limit, start)
+        }))
       .handle("get", ({ path }) => Effect.flatMap(Actor, (actor) => runs.get(actor.organizationId, path.run_id)))
       .handle("stream", ({ path }) =>
         Effect.flatMap(Actor, (actor) => Effect.map(runs.get(actor.organizationId, path.run_id), eventStream)))

@@ -1,25 +1,39 @@
 /**
- * Reads of the `runs` table for the runs routes (the ledger, src/ledger/, is what writes it).
+ * Reads of the `runs` table for the runs routes (the ledger, src/ledger/, is what writes it). The run list reads the
+ * organization's runs newest first by `(created_at, id)` through runs_usage backwards (migration 0006), from an
+ * offset or from just after a cursor's position (a keyset: `(created_at, id) < (at, id)`, an index range, so a page
+ * costs the same however deep it is and runs inserted meanwhile never shift it).
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { runColumns, type RunRow } from "../ledger/RunRecord.js"
+import { type Keyset, keysetAtSql } from "./RunView.js"
 
 /** A run as the run list shows it. */
 export type RunListRow = Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest">
+
+/** A run of a run list page with its position (`keyset_at`: its `created_at` to the microsecond). */
+export interface RunListEntry extends RunListRow {
+  readonly keyset_at: string
+}
+
+/** Where a page of the run list starts: after skipping `offset` runs, or just after the run a cursor names. */
+export type RunListStart =
+  | { readonly _tag: "Offset"; readonly offset: number }
+  | { readonly _tag: "After"; readonly key: Keyset }
 
 /** The repository's operations. */
 export interface RunsRepoService {
   /** One run of an organization. */
   readonly get: (organizationId: string, id: string) => Effect.Effect<Option.Option<RunRow>, DatabaseUnavailable>
-  /** A page of an organization's runs, newest first. */
-  readonly list: (
+  /** Up to `limit` of an organization's runs, newest first, from `start`, each with its position. */
+  readonly page: (
     organizationId: string,
     limit: number,
-    offset: number
-  ) => Effect.Effect<ReadonlyArray<RunListRow>, DatabaseUnavailable>
+    start: RunListStart
+  ) => Effect.Effect<ReadonlyArray<RunListEntry>, DatabaseUnavailable>
 }
 
 const make = Effect.gen(function*() {
@@ -33,12 +47,18 @@ const make = Effect.gen(function*() {
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    list: (organizationId, limit, offset) =>
+    page: (organizationId, limit, start) =>
       orUnavailable(
-        sql<RunListRow>`
-          SELECT id::text, kind, state, input_digest, output_digest FROM runs
+        sql<RunListEntry>`
+          SELECT id::text, kind, state, input_digest, output_digest, ${sql.literal(keysetAtSql)} AS keyset_at FROM runs
           WHERE organization_id = ${organizationId}
-          ORDER BY runs.created_at DESC, runs.id DESC LIMIT ${limit} OFFSET ${offset}`
+          ${
+          start._tag === "After"
+            ? sql`AND (created_at, id) < (${start.key.at}::timestamptz, ${start.key.id}::uuid)`
+            : sql``
+        }
+          ORDER BY runs.created_at DESC, runs.id DESC
+          LIMIT ${limit} OFFSET ${start._tag === "Offset" ? start.offset : 0}`
       )
   })
 })

@@ -1,21 +1,44 @@
 /**
  * Handlers of the usage group. The query has passed the boundary (unknown, repeated and non-whole-number parameters
- * are the plain-text 400); here the window rules, then the ledger's limit or the daily window's length (at most 92
- * days), are checked in that order, each failing `400 invalid_parameter`. The default window and the quota period
- * follow the clock.
+ * are the plain-text 400); here the window rules, then each route's own parameters, are checked in that order, each
+ * failing `400 invalid_parameter`: the rollup's `group_by`; the ledger's `limit`, `key_id`, then `offset` or
+ * `cursor`; the export's `format`, then `key_id`; the daily window's length (at most 92 days). The default window and
+ * the quota period follow the clock. The export streams its CSV a page at a time; should the database fail after the
+ * first page has been sent, the connection is dropped, so a client never takes a cut file for a whole one.
  */
-import { HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Clock, Effect, Stream } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
+import { CsvContentType, ledgerCsvHeader, ledgerCsvRecords, parseExportFormat } from "./LedgerCsv.js"
 import { parseLedgerLimit } from "./LedgerLimit.js"
+import { parseKeyFilter, parseLedgerQuery } from "./LedgerPaging.js"
 import { Usage } from "./Usage.js"
-import { dailyView, ledgerView, quotaView, rollupView, runUsageView } from "./UsageView.js"
+import { parseGroupBy } from "./UsageGroups.js"
+import type { LedgerRow } from "./UsageRepo.js"
+import { dailyView, groupedRollupView, ledgerView, quotaView, rollupView, runUsageView } from "./UsageView.js"
 import { checkDailyWindow, parseWindow, type WindowParams } from "./Window.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
 const windowOf = (params: WindowParams) => Effect.flatMap(now, (date) => parseWindow(params, date))
+
+const encoder = new TextEncoder()
+
+/** The CSV response: the header, then one chunk per page; `abort` drops the connection if a later page fails. */
+const csvResponse = (pages: Stream.Stream<ReadonlyArray<LedgerRow>, DatabaseUnavailable>, abort: () => void) =>
+  HttpServerResponse.stream(
+    Stream.concat(Stream.make(ledgerCsvHeader), Stream.map(pages, ledgerCsvRecords)).pipe(
+      Stream.map((text) => encoder.encode(text)),
+      Stream.tapErrorCause(() => Effect.sync(abort))
+    ),
+    {
+      contentType: CsvContentType,
+      headers: { "cache-control": "no-store", "content-disposition": "attachment; filename=\"ledger.csv\"" }
+    }
+  )
 
 /** The usage group's handlers. */
 export const UsageHttp = HttpApiBuilder.group(Api, "usage", (handlers) =>
@@ -26,14 +49,27 @@ export const UsageHttp = HttpApiBuilder.group(Api, "usage", (handlers) =>
         Effect.gen(function*() {
           const actor = yield* Actor
           const window = yield* windowOf(urlParams)
-          return rollupView(actor.organizationId, window, yield* usage.rollup(actor.organizationId, window))
+          const by = yield* parseGroupBy(urlParams.group_by)
+          return by === null
+            ? rollupView(actor.organizationId, window, yield* usage.rollup(actor.organizationId, window))
+            : groupedRollupView(actor.organizationId, window, by, yield* usage.grouped(actor.organizationId, window, by))
         }))
       .handle("ledger", ({ urlParams }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
           const window = yield* windowOf(urlParams)
           const limit = yield* parseLedgerLimit(urlParams.limit)
-          return ledgerView(actor.organizationId, window, limit, yield* usage.ledger(actor.organizationId, window, limit))
+          const query = yield* parseLedgerQuery(actor.organizationId, urlParams)
+          return ledgerView(actor.organizationId, window, limit, yield* usage.ledger(actor.organizationId, window, limit, query))
+        }))
+      .handle("export", ({ request, urlParams }) =>
+        Effect.gen(function*() {
+          const actor = yield* Actor
+          const window = yield* windowOf(urlParams)
+          yield* parseExportFormat(urlParams.format)
+          const keyId = yield* parseKeyFilter(urlParams.key_id)
+          const pages = yield* usage.exportLedger(actor.organizationId, window, keyId)
+          return csvResponse(pages, () => NodeHttpServerRequest.toServerResponse(request).destroy())
         }))
       .handle("daily", ({ urlParams }) =>
         Effect.gen(function*() {

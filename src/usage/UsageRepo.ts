@@ -4,12 +4,18 @@
  * window, not the organization's history: totals range over `runs.created_at` (an index-only scan of runs_usage,
  * migration 0006), the daily series does the same once per UTC day (no sort, no hash, zero-filled), the ledger over
  * `ledger_entries.created_at` (ledger_entries_newest, newest first under the limit), a run's calls over
- * ledger_entries_run. `usageStatements` exposes the exact statements, so the plans test and bench explain them.
+ * ledger_entries_run. The ledger filtered by key reads ledger_entries_key_newest (migration 0009), and its pages go
+ * by offset or by keyset, `(created_at, id) < (at, id)`: a range of the same index, whatever the depth. The groups
+ * of the rollup are UsageGroups.ts's. `usageStatements` exposes the exact statements, so the plans test and bench
+ * explain them.
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
+import { keysetAtSql } from "../runs/RunView.js"
+import { type LedgerQuery, WholeLedger } from "./LedgerPaging.js"
+import { type GroupBy, type GroupRow, groupStatements } from "./UsageGroups.js"
 import { utcDays, type Window } from "./Window.js"
 
 /** Totals of the runs created in a window. */
@@ -37,6 +43,14 @@ export interface LedgerRow {
   readonly output_tokens: number
   readonly cost_micros: number
   readonly created_at: Date
+  /** The API key whose run made the call; null for a console session's run. */
+  readonly key_id: string | null
+}
+
+/** A model call read from the ledger, with its position (its id, and `created_at` to the microsecond). */
+export interface LedgerPageRow extends LedgerRow {
+  readonly entry_id: string
+  readonly keyset_at: string
 }
 
 /** Totals of the runs created on one UTC day. */
@@ -72,6 +86,7 @@ interface CallColumns {
   readonly call_output_tokens: number | null
   readonly call_cost_micros: number | null
   readonly call_created_at: Date | null
+  readonly call_key_id: string | null
 }
 
 const callOf = (row: RunUsageRow & CallColumns): Option.Option<LedgerRow> =>
@@ -87,11 +102,12 @@ const callOf = (row: RunUsageRow & CallColumns): Option.Option<LedgerRow> =>
       input_tokens: row.call_input_tokens!,
       output_tokens: row.call_output_tokens!,
       cost_micros: row.call_cost_micros!,
-      created_at: row.call_created_at!
+      created_at: row.call_created_at!,
+      key_id: row.call_key_id
     })
 
 const ledgerColumns = `run_id::text, retry_ordinal, provider, model_id, provider_request_id, status, input_tokens,
-  output_tokens, cost_micros, created_at`
+  output_tokens, cost_micros, created_at, key_id, id::text AS entry_id, ${keysetAtSql} AS keyset_at`
 
 /** The usage statements over a SQL client (timestamps are bound as ISO strings, so any year 0001-9999 survives). */
 export const usageStatements = (sql: SqlClient.SqlClient) => {
@@ -114,12 +130,18 @@ export const usageStatements = (sql: SqlClient.SqlClient) => {
         FROM runs
         WHERE organization_id = ${organizationId}
           AND created_at >= ${from(window)}::timestamptz AND created_at < ${to(window)}::timestamptz`,
-    ledger: (organizationId: string, window: Window, limit: number) =>
-      sql<LedgerRow>`SELECT ${sql.literal(ledgerColumns)} FROM ledger_entries
+    ledger: (organizationId: string, window: Window, limit: number, query: LedgerQuery = WholeLedger) =>
+      sql<LedgerPageRow>`SELECT ${sql.literal(ledgerColumns)} FROM ledger_entries
         WHERE organization_id = ${organizationId}
+          ${query.keyId === null ? sql`` : sql`AND key_id = ${query.keyId}`}
           AND created_at >= ${from(window)}::timestamptz AND created_at < ${to(window)}::timestamptz
+          ${
+        query.start._tag === "After"
+          ? sql`AND (created_at, id) < (${query.start.key.at}::timestamptz, ${query.start.key.id}::bigint)`
+          : sql``
+      }
         ORDER BY created_at DESC, id DESC
-        LIMIT ${limit}`,
+        LIMIT ${limit} OFFSET ${query.start._tag === "Offset" ? query.start.offset : 0}`,
     daily: (organizationId: string, window: Window) =>
       sql<DayRow>`SELECT to_char(d.day, 'YYYY-MM-DD') AS date, t.runs, t.input_tokens, t.output_tokens, t.spend_micros
         FROM unnest(${utcDays(window)}::date[]) WITH ORDINALITY AS d(day, n)
@@ -138,7 +160,7 @@ export const usageStatements = (sql: SqlClient.SqlClient) => {
           l.retry_ordinal AS call_retry_ordinal, l.provider AS call_provider, l.model_id AS call_model_id,
           l.provider_request_id AS call_provider_request_id, l.status AS call_status,
           l.input_tokens AS call_input_tokens, l.output_tokens AS call_output_tokens, l.cost_micros AS call_cost_micros,
-          l.created_at AS call_created_at
+          l.created_at AS call_created_at, l.key_id AS call_key_id
         FROM runs r LEFT JOIN ledger_entries l ON l.run_id = r.id
         WHERE r.organization_id = ${organizationId} AND r.id = ${id}::uuid
         ORDER BY l.created_at, l.id`
@@ -155,8 +177,19 @@ export interface RunUsage {
 export interface UsageRepoService {
   /** Totals of the runs created in the window. */
   readonly rollup: (organizationId: string, window: Window) => Effect.Effect<RollupRow, DatabaseUnavailable>
-  /** Up to `limit` model calls recorded in the window, newest first. */
-  readonly ledger: (organizationId: string, window: Window, limit: number) => Effect.Effect<ReadonlyArray<LedgerRow>, DatabaseUnavailable>
+  /** Up to `limit` model calls recorded in the window, newest first, filtered and started as `query` says. */
+  readonly ledger: (
+    organizationId: string,
+    window: Window,
+    limit: number,
+    query: LedgerQuery
+  ) => Effect.Effect<ReadonlyArray<LedgerPageRow>, DatabaseUnavailable>
+  /** The window's rollup per key or per model, largest settled spend first. */
+  readonly groups: (
+    organizationId: string,
+    window: Window,
+    by: GroupBy
+  ) => Effect.Effect<ReadonlyArray<GroupRow>, DatabaseUnavailable>
   /** Totals per UTC day the window touches, oldest first, zeros for days without runs. */
   readonly daily: (organizationId: string, window: Window) => Effect.Effect<ReadonlyArray<DayRow>, DatabaseUnavailable>
   /** One run of the organization with its calls, oldest first (one snapshot); none when it has no such run. */
@@ -164,12 +197,15 @@ export interface UsageRepoService {
 }
 
 const make = Effect.gen(function*() {
-  const statements = usageStatements(yield* SqlClient.SqlClient)
+  const sql = yield* SqlClient.SqlClient
+  const statements = usageStatements(sql)
+  const grouped = groupStatements(sql)
   return UsageRepo.of({
     rollup: (organizationId, window) =>
       orUnavailable(Effect.map(statements.rollup(organizationId, window), (rows) => rows[0]!)),
-    ledger: (organizationId, window, limit) =>
-      orUnavailable(statements.ledger(organizationId, window, limit)),
+    ledger: (organizationId, window, limit, query) =>
+      orUnavailable(statements.ledger(organizationId, window, limit, query)),
+    groups: (organizationId, window, by) => orUnavailable(grouped[by](organizationId, window)),
     daily: (organizationId, window) => orUnavailable(statements.daily(organizationId, window)),
     run: (organizationId, id) =>
       orUnavailable(Effect.map(statements.run(organizationId, id), (rows) =>

@@ -2,10 +2,13 @@
  * Usage figures on the wire (schema/UsageApi.ts): timestamps at second precision, run ids hyphenated, token counts
  * with their total, and null (never an omitted field) where a value is absent.
  */
+import { Option } from "effect"
 import { formatTimestamp } from "../../schema/Ids.js"
 import type { Quota, RunUsage, UsageDaily, UsageLedger, UsageRollup } from "../../schema/UsageApi.js"
-import { hyphenatedRunId } from "../runs/RunView.js"
-import type { QuotaView } from "./Usage.js"
+import { encodeCursor, hyphenatedRunId } from "../runs/RunView.js"
+import { LedgerCursor } from "./LedgerPaging.js"
+import type { GroupedRollup, LedgerPage, QuotaView } from "./Usage.js"
+import type { GroupBy, GroupRow } from "./UsageGroups.js"
 import type { DayRow, LedgerRow, RollupRow, RunUsageRow } from "./UsageRepo.js"
 import type { Window } from "./Window.js"
 
@@ -26,13 +29,11 @@ const entryView = (row: LedgerRow) => ({
   status: row.status,
   tokens: tokens(row.input_tokens, row.output_tokens),
   cost_micros: row.cost_micros,
-  created_at: formatTimestamp(row.created_at)
+  created_at: formatTimestamp(row.created_at),
+  key_id: row.key_id
 })
 
-/** The `GET /v1/usage` body. */
-export const rollupView = (organizationId: string, window: Window, row: RollupRow): typeof UsageRollup.Type => ({
-  organization_id: organizationId,
-  window: windowView(window),
+const figures = (row: RollupRow) => ({
   runs: { total: row.total, completed: row.completed, failed: row.failed, in_flight: row.in_flight },
   tokens: tokens(row.input_tokens, row.output_tokens),
   spend: {
@@ -42,17 +43,41 @@ export const rollupView = (organizationId: string, window: Window, row: RollupRo
   }
 })
 
-/** The `GET /v1/usage/ledger` body. */
+/** The `GET /v1/usage` body. */
+export const rollupView = (organizationId: string, window: Window, row: RollupRow): typeof UsageRollup.Type => ({
+  organization_id: organizationId,
+  window: windowView(window),
+  ...figures(row)
+})
+
+/** The `GET /v1/usage?group_by=...` body: the totals, then each group under `key_id` or `model_id`. */
+export const groupedRollupView = (
+  organizationId: string,
+  window: Window,
+  by: GroupBy,
+  grouped: GroupedRollup
+): typeof UsageRollup.Type => ({
+  ...rollupView(organizationId, window, grouped.totals),
+  groups: by === "key"
+    ? grouped.groups.map((group: GroupRow) => ({ key_id: group.group_id, ...figures(group) }))
+    : grouped.groups.map((group: GroupRow) => ({ model_id: group.group_id, ...figures(group) }))
+})
+
+/** The `GET /v1/usage/ledger` body; `next_cursor` names the page's last entry when more follow. */
 export const ledgerView = (
   organizationId: string,
   window: Window,
   limit: number,
-  rows: ReadonlyArray<LedgerRow>
+  page: LedgerPage
 ): typeof UsageLedger.Type => ({
   organization_id: organizationId,
   window: windowView(window),
   limit,
-  entries: rows.map(entryView)
+  entries: page.entries.map(entryView),
+  next_cursor: Option.match(page.next, {
+    onNone: () => null,
+    onSome: (key) => encodeCursor(LedgerCursor, organizationId, key)
+  })
 })
 
 /** The `GET /v1/usage/daily` body. */

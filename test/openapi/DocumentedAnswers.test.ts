@@ -93,7 +93,8 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "120 seconds" })("
 
         const run = (yield* documentedCall("post", "/v1/runs", 200, { secret })).json()
         assert.strictEqual(run.state, "completed")
-        yield* documentedCall("get", "/v1/runs", 200, { secret })
+        // The examples show `cursor` and `offset` both, which together are a 400: the call sends one of them.
+        yield* documentedCall("get", "/v1/runs", 200, { secret, url: "/v1/runs?limit=20&offset=0" })
         yield* documentedCall("get", "/v1/runs/{run_id}", 200, { secret, ids: { run_id: run.run_id } })
         const stream = yield* documentedCall("get", "/v1/runs/{run_id}/stream", 200, {
           secret,
@@ -109,12 +110,14 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "120 seconds" })("
         yield* documentedCall("get", "/v1/keys", 200, { secret })
         const key = (yield* documentedCall("post", "/v1/keys", 201, { secret })).json()
         yield* documentedCall("get", "/v1/keys/{key_id}", 200, { secret, ids: { key_id: key.id } })
+        yield* documentedCall("patch", "/v1/keys/{key_id}", 200, { secret, ids: { key_id: key.id } })
         yield* documentedCall("post", "/v1/keys/{key_id}/rotate", 200, { secret, ids: { key_id: key.id } })
         yield* documentedCall("delete", "/v1/keys/{key_id}", 200, { secret, ids: { key_id: key.id } })
 
         const usageRun = run.run_id.replace(/^run_(.{8})(.{4})(.{4})(.{4})(.{12})$/, "run_$1-$2-$3-$4-$5")
         yield* documentedCall("get", "/v1/usage", 200, { secret })
-        yield* documentedCall("get", "/v1/usage/ledger", 200, { secret })
+        yield* documentedCall("get", "/v1/usage/ledger", 200, { secret, url: "/v1/usage/ledger?limit=2" })
+        yield* documentedCall("get", "/v1/usage/export", 200, { secret })
         yield* documentedCall("get", "/v1/usage/daily", 200, { secret })
         yield* documentedCall("get", "/v1/usage/runs/{run_id}", 200, { secret, ids: { run_id: usageRun } })
         yield* documentedCall("get", "/v1/quota", 200, { secret })

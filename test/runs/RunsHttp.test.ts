@@ -85,7 +85,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.deepStrictEqual(list.json(), {
           runs: [{ run_id: created.run_id, kind: "decision", state: "completed", input_digest: created.input_digest, output_digest: created.output_digest, replayed: true }],
           limit: 20,
-          offset: 0
+          offset: 0,
+          next_cursor: null
         })
         const stream = yield* call("GET", `/v1/runs/${created.run_id}/stream`, { secret: organization.secret })
         assert.strictEqual(stream.status, 200)

@@ -53,9 +53,11 @@ export const Routes: ReadonlyArray<Route> = [
   { method: "POST", path: () => "/v1/keys", body: () => ({ name: "fuzz", scopes: ["runs_read"] }), style: "plain" },
   { method: "DELETE", path: (c) => `/v1/keys/${c.keyId}`, style: "plain" },
   { method: "POST", path: (c) => `/v1/keys/${c.keyId}/rotate`, style: "plain" },
+  { method: "PATCH", path: (c) => `/v1/keys/${c.keyId}`, body: () => ({ limits: { tokens: 1_000_000 } }), style: "plain" },
   { method: "GET", path: () => "/v1/usage", style: "plain" },
   { method: "GET", path: () => "/v1/usage/ledger", style: "plain" },
   { method: "GET", path: () => "/v1/usage/daily", style: "plain" },
+  { method: "GET", path: () => "/v1/usage/export", style: "plain" },
   { method: "GET", path: (c) => `/v1/usage/runs/${c.runId}`, style: "plain" },
   { method: "GET", path: () => "/v1/quota", style: "plain" },
   { method: "GET", path: () => "/v1/billing", style: "plain" },
@@ -161,7 +163,7 @@ const percentUnstorable = fc.constantFrom("%00", "%ED%A0%80", "%ED%BF%BF", "%C0%
 /** Changes of the query string (every `/v1` route refuses parameters it does not define). */
 const query: fc.Arbitrary<Mutation> = fc.oneof(
   fc.tuple(fc.stringMatching(/^[a-z_]{1,12}$/), fc.stringMatching(/^[A-Za-z0-9]{0,8}$/)).map<Mutation>(([name, value]) => (r, route) =>
-    tag({ ...r, path: `${r.path}${r.path.includes("?") ? "&" : "?"}${route.method === "GET" && ["limit", "offset", "start_at", "end_at"].includes(name) ? `${name}x` : name}=${value}` }, "query:unknown")),
+    tag({ ...r, path: `${r.path}${r.path.includes("?") ? "&" : "?"}${route.method === "GET" && ["limit", "offset", "start_at", "end_at", "cursor", "key_id", "group_by", "format"].includes(name) ? `${name}x` : name}=${value}` }, "query:unknown")),
   fc.constantFrom("limit=1&limit=2", "start_at=2026-01-01T00:00:00Z", "limit=-1e999", "offset=1.5", "limit=%00", "start_at=%ED%A0%80&end_at=2026-01-01T00:00:00Z").map<Mutation>(
     (q) => (r, route) => {
       const refusing = route.path({ secret: "", keyId: "", runId: "" }).match(/^\/v1\/(usage|runs)$/) !== null

@@ -1,4 +1,4 @@
-/** The five usage routes against the shared route contract: authentication, every scope, the whole role table. */
+/** The six usage routes against the shared route contract: authentication, every scope, the whole role table. */
 import { describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ServerAddress } from "../../src/http/Listen.js"
@@ -10,6 +10,7 @@ const UsageRoutes: ReadonlyArray<RouteCase<ServerAddress>> = [
   route("GET", "/v1/usage", "usage_read"),
   route("GET", "/v1/usage/ledger", "usage_read"),
   route("GET", "/v1/usage/daily", "usage_read"),
+  route("GET", "/v1/usage/export?format=csv", "usage_read"),
   {
     method: "GET",
     scope: "usage_read",

@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's runs, newest first (limit 1-100, default 20, clamped) */
+        /** The organization's runs, newest first (limit 1-100, default 20, clamped), by offset or cursor */
         get: operations["runs.list"];
         put?: never;
         /** Create a run (header Idempotency-Key required); answers once it has settled */
@@ -174,7 +174,8 @@ export interface paths {
         delete: operations["keys.revoke"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change a key's limits; returns the key with its usage */
+        patch: operations["keys.update"];
         trace?: never;
     };
     "/v1/keys/{key_id}/rotate": {
@@ -218,8 +219,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One entry per model call recorded in the window, newest first */
+        /** One entry per model call recorded in the window, newest first, by offset or cursor */
         get: operations["usage.ledger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The window's ledger as CSV, streamed */
+        get: operations["usage.export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -842,6 +860,46 @@ export interface components {
             };
         };
         /**
+         * @description 429 key_quota_exhausted
+         * @example {
+         *       "error": {
+         *         "code": "key_quota_exhausted",
+         *         "message": "The API key's spend or token limit for its period cannot cover the run",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_key_quota_exhausted: {
+            error: {
+                /** @enum {string} */
+                code: "key_quota_exhausted";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 429 key_rate_limited
+         * @example {
+         *       "error": {
+         *         "code": "key_rate_limited",
+         *         "message": "The API key's runs_per_minute limit is reached; see Retry-After",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_key_rate_limited: {
+            error: {
+                /** @enum {string} */
+                code: "key_rate_limited";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
          * @description 429 organization_token_quota_exhausted
          * @example {
          *       "error": {
@@ -920,6 +978,27 @@ export interface components {
                 /** @description the response's x-request-id */
                 request_id: string;
             };
+        };
+        RunListPage: {
+            runs: {
+                run_id: string;
+                /** @enum {string} */
+                kind: "decision" | "verdict";
+                /** @enum {string} */
+                state: "pending" | "completed" | "failed";
+                input_digest: string;
+                output_digest?: string;
+                /** @enum {boolean} */
+                replayed: true;
+            }[];
+            limit: components["schemas"]["Int"];
+            /**
+             * int
+             * @description the offset served (0 on a page asked by cursor)
+             */
+            offset: number;
+            /** @description send as cursor for the next page; null on the last page */
+            next_cursor: string | null;
         };
         Run: {
             /** @description run_ + 32 hex */
@@ -1376,6 +1455,126 @@ export interface components {
                  */
                 unsettled_micros: components["schemas"]["Int"];
             };
+            /** @description only with group_by: largest settled spend first, then by id (null last); they sum to the totals */
+            groups?: components["schemas"]["UsageKeyGroup"][] | components["schemas"]["UsageModelGroup"][];
+        };
+        UsageKeyGroup: {
+            key_id: string | null;
+            runs: {
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                total: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                completed: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                failed: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                in_flight: components["schemas"]["Int"];
+            };
+            tokens: {
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                input_tokens: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                output_tokens: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                total_tokens: components["schemas"]["Int"];
+            };
+            spend: {
+                /**
+                 * nonNegative
+                 * @description holds of the window's runs still in flight
+                 */
+                reserved_micros: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description cost of the window's settled runs
+                 */
+                settled_micros: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description cost of calls already answered for runs not yet settled
+                 */
+                unsettled_micros: components["schemas"]["Int"];
+            };
+        };
+        UsageModelGroup: {
+            model_id: string | null;
+            runs: {
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                total: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                completed: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                failed: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                in_flight: components["schemas"]["Int"];
+            };
+            tokens: {
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                input_tokens: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                output_tokens: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                total_tokens: components["schemas"]["Int"];
+            };
+            spend: {
+                /**
+                 * nonNegative
+                 * @description holds of the window's runs still in flight
+                 */
+                reserved_micros: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description cost of the window's settled runs
+                 */
+                settled_micros: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description cost of calls already answered for runs not yet settled
+                 */
+                unsettled_micros: components["schemas"]["Int"];
+            };
         };
         /**
          * @description 400 invalid_parameter
@@ -1418,6 +1617,8 @@ export interface components {
              */
             limit: components["schemas"]["Int"];
             entries: components["schemas"]["LedgerEntry"][];
+            /** @description send as cursor for the next page; null on the last page */
+            next_cursor: string | null;
         };
         LedgerEntry: {
             /** @description run_ + hyphenated uuid */
@@ -1459,6 +1660,8 @@ export interface components {
              * @example 2026-09-25T12:00:00Z
              */
             created_at: string;
+            /** @description the API key whose run made the call; null for a console session's run */
+            key_id: string | null;
         };
         UsageDaily: {
             /** @description organization id (opaque) */
@@ -1773,10 +1976,15 @@ export interface operations {
                  */
                 limit?: string;
                 /**
-                 * @description a whole number >= 0 of any length; default 0; one above 9007199254740991 (2^53 - 1) is served and echoed as that (an empty page)
+                 * @description a whole number >= 0 of any length; default 0; one above 9007199254740991 (2^53 - 1) is served and echoed as that (an empty page); not with cursor
                  * @example 0
                  */
                 offset?: string;
+                /**
+                 * @description the next_cursor of the previous page (opaque): the page after it, unaffected by runs created since; not with offset (400 invalid_body), and a cursor this organization's run list did not issue is 400 invalid_body
+                 * @example MjAyNi0xMS0yNFQwNTo0NDoyMi40ODEyMDRafDAxYTIwYzE1LTc2YTMtN2M0Yi1iMWYzLWI1MTU5ZGM4YTFiOA.RQ-C18WZ5Aw6t19awFc0Po
+                 */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -1784,28 +1992,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description RunListPage */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        runs: {
-                            run_id: string;
-                            /** @enum {string} */
-                            kind: "decision" | "verdict";
-                            /** @enum {string} */
-                            state: "pending" | "completed" | "failed";
-                            input_digest: string;
-                            output_digest?: string;
-                            /** @enum {boolean} */
-                            replayed: true;
-                        }[];
-                        limit: components["schemas"]["Int"];
-                        offset: components["schemas"]["Int"];
-                    };
+                    "application/json": components["schemas"]["RunListPage"];
                 };
             };
             /** @description invalid_body (branch on error.code) */
@@ -2132,7 +2326,7 @@ export interface operations {
                     "text/plain; charset=utf-8": string;
                 };
             };
-            /** @description organization_spend_quota_exhausted, organization_token_quota_exhausted (branch on error.code) */
+            /** @description organization_spend_quota_exhausted, key_quota_exhausted, key_rate_limited, organization_token_quota_exhausted (branch on error.code) */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2144,7 +2338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_organization_spend_quota_exhausted"] | components["schemas"]["Error_organization_token_quota_exhausted"];
+                    "application/json": components["schemas"]["Error_organization_spend_quota_exhausted"] | components["schemas"]["Error_key_quota_exhausted"] | components["schemas"]["Error_key_rate_limited"] | components["schemas"]["Error_organization_token_quota_exhausted"];
                 };
             };
             /** @description internal_error (branch on error.code) */
@@ -2542,7 +2736,7 @@ export interface operations {
                     "text/plain; charset=utf-8": string;
                 };
             };
-            /** @description organization_spend_quota_exhausted, organization_token_quota_exhausted (branch on error.code) */
+            /** @description organization_spend_quota_exhausted, key_quota_exhausted, key_rate_limited, organization_token_quota_exhausted (branch on error.code) */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2554,7 +2748,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_organization_spend_quota_exhausted"] | components["schemas"]["Error_organization_token_quota_exhausted"];
+                    "application/json": components["schemas"]["Error_organization_spend_quota_exhausted"] | components["schemas"]["Error_key_quota_exhausted"] | components["schemas"]["Error_key_rate_limited"] | components["schemas"]["Error_organization_token_quota_exhausted"];
                 };
             };
             /** @description internal_error (branch on error.code) */
@@ -2813,6 +3007,32 @@ export interface operations {
                             created_at: string;
                             last_used_at: string | null;
                             revoked_at: string | null;
+                            limits: {
+                                /** @description settled + reserved spend of the key's runs in the period, at most */
+                                spend_micros: components["schemas"]["Int"] | null;
+                                /** @description settled + reserved tokens of the key's runs in the period, at most */
+                                tokens: components["schemas"]["Int"] | null;
+                                /** @description a token bucket of this size, refilled at this many runs per minute */
+                                runs_per_minute: components["schemas"]["Int"] | null;
+                                /**
+                                 * @description day and month are UTC calendar periods; total never resets
+                                 * @enum {string}
+                                 */
+                                period: "day" | "month" | "total";
+                            };
+                            usage: {
+                                /**
+                                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                                 * @example 2026-09-25T12:00:00Z
+                                 */
+                                period_start_at: string;
+                                spend_settled_micros: components["schemas"]["Int"];
+                                spend_reserved_micros: components["schemas"]["Int"];
+                                spend_remaining_micros: components["schemas"]["Int"] | null;
+                                tokens_settled: components["schemas"]["Int"];
+                                tokens_reserved: components["schemas"]["Int"];
+                                tokens_remaining: components["schemas"]["Int"] | null;
+                            };
                         }[];
                     };
                 };
@@ -2909,6 +3129,16 @@ export interface operations {
                         /** @description a string matching the pattern ^[A-Za-z0-9._-]{1,128}$ */
                         id: string;
                     };
+                    limits?: {
+                        spend_micros?: components["schemas"]["Int"] | null;
+                        tokens?: components["schemas"]["Int"] | null;
+                        runs_per_minute?: components["schemas"]["Int"] | null;
+                        /**
+                         * @description day and month are UTC calendar periods; total never resets
+                         * @enum {string}
+                         */
+                        period?: "day" | "month" | "total";
+                    };
                 };
             };
         };
@@ -2943,6 +3173,32 @@ export interface operations {
                         created_at: string;
                         last_used_at: string | null;
                         revoked_at: string | null;
+                        limits: {
+                            /** @description settled + reserved spend of the key's runs in the period, at most */
+                            spend_micros: components["schemas"]["Int"] | null;
+                            /** @description settled + reserved tokens of the key's runs in the period, at most */
+                            tokens: components["schemas"]["Int"] | null;
+                            /** @description a token bucket of this size, refilled at this many runs per minute */
+                            runs_per_minute: components["schemas"]["Int"] | null;
+                            /**
+                             * @description day and month are UTC calendar periods; total never resets
+                             * @enum {string}
+                             */
+                            period: "day" | "month" | "total";
+                        };
+                        usage: {
+                            /**
+                             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                             * @example 2026-09-25T12:00:00Z
+                             */
+                            period_start_at: string;
+                            spend_settled_micros: components["schemas"]["Int"];
+                            spend_reserved_micros: components["schemas"]["Int"];
+                            spend_remaining_micros: components["schemas"]["Int"] | null;
+                            tokens_settled: components["schemas"]["Int"];
+                            tokens_reserved: components["schemas"]["Int"];
+                            tokens_remaining: components["schemas"]["Int"] | null;
+                        };
                         /** @description otsk_ + 64 lowercase hex; shown once */
                         secret: string;
                     };
@@ -3073,6 +3329,32 @@ export interface operations {
                         created_at: string;
                         last_used_at: string | null;
                         revoked_at: string | null;
+                        limits: {
+                            /** @description settled + reserved spend of the key's runs in the period, at most */
+                            spend_micros: components["schemas"]["Int"] | null;
+                            /** @description settled + reserved tokens of the key's runs in the period, at most */
+                            tokens: components["schemas"]["Int"] | null;
+                            /** @description a token bucket of this size, refilled at this many runs per minute */
+                            runs_per_minute: components["schemas"]["Int"] | null;
+                            /**
+                             * @description day and month are UTC calendar periods; total never resets
+                             * @enum {string}
+                             */
+                            period: "day" | "month" | "total";
+                        };
+                        usage: {
+                            /**
+                             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                             * @example 2026-09-25T12:00:00Z
+                             */
+                            period_start_at: string;
+                            spend_settled_micros: components["schemas"]["Int"];
+                            spend_reserved_micros: components["schemas"]["Int"];
+                            spend_remaining_micros: components["schemas"]["Int"] | null;
+                            tokens_settled: components["schemas"]["Int"];
+                            tokens_reserved: components["schemas"]["Int"];
+                            tokens_remaining: components["schemas"]["Int"] | null;
+                        };
                     };
                 };
             };
@@ -3190,6 +3472,32 @@ export interface operations {
                         created_at: string;
                         last_used_at: string | null;
                         revoked_at: string | null;
+                        limits: {
+                            /** @description settled + reserved spend of the key's runs in the period, at most */
+                            spend_micros: components["schemas"]["Int"] | null;
+                            /** @description settled + reserved tokens of the key's runs in the period, at most */
+                            tokens: components["schemas"]["Int"] | null;
+                            /** @description a token bucket of this size, refilled at this many runs per minute */
+                            runs_per_minute: components["schemas"]["Int"] | null;
+                            /**
+                             * @description day and month are UTC calendar periods; total never resets
+                             * @enum {string}
+                             */
+                            period: "day" | "month" | "total";
+                        };
+                        usage: {
+                            /**
+                             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                             * @example 2026-09-25T12:00:00Z
+                             */
+                            period_start_at: string;
+                            spend_settled_micros: components["schemas"]["Int"];
+                            spend_reserved_micros: components["schemas"]["Int"];
+                            spend_remaining_micros: components["schemas"]["Int"] | null;
+                            tokens_settled: components["schemas"]["Int"];
+                            tokens_reserved: components["schemas"]["Int"];
+                            tokens_remaining: components["schemas"]["Int"] | null;
+                        };
                     };
                 };
             };
@@ -3265,6 +3573,194 @@ export interface operations {
             };
         };
     };
+    "keys.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example key_01a20c15989c7745802fc12a4ef02105 */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    limits: {
+                        spend_micros?: components["schemas"]["Int"] | null;
+                        tokens?: components["schemas"]["Int"] | null;
+                        runs_per_minute?: components["schemas"]["Int"] | null;
+                        /**
+                         * @description day and month are UTC calendar periods; total never resets
+                         * @enum {string}
+                         */
+                        period?: "day" | "month" | "total";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description key_ + 32 hex */
+                        id: string;
+                        name: string;
+                        principal: {
+                            /** @enum {string} */
+                            type: "user" | "service_account";
+                            id: string;
+                        };
+                        /** @description sorted, deduplicated, frozen at creation */
+                        scopes: ("runs_read" | "runs_write" | "usage_read" | "billing_read" | "billing_write" | "keys_read" | "keys_write" | "members_read" | "members_write")[];
+                        /** @enum {string} */
+                        state: "active" | "revoked";
+                        /** @description otsk_ + the first 8 hex of the secret */
+                        secret_prefix: string;
+                        created_by: string;
+                        /**
+                         * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                         * @example 2026-09-25T12:00:00Z
+                         */
+                        created_at: string;
+                        last_used_at: string | null;
+                        revoked_at: string | null;
+                        limits: {
+                            /** @description settled + reserved spend of the key's runs in the period, at most */
+                            spend_micros: components["schemas"]["Int"] | null;
+                            /** @description settled + reserved tokens of the key's runs in the period, at most */
+                            tokens: components["schemas"]["Int"] | null;
+                            /** @description a token bucket of this size, refilled at this many runs per minute */
+                            runs_per_minute: components["schemas"]["Int"] | null;
+                            /**
+                             * @description day and month are UTC calendar periods; total never resets
+                             * @enum {string}
+                             */
+                            period: "day" | "month" | "total";
+                        };
+                        usage: {
+                            /**
+                             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                             * @example 2026-09-25T12:00:00Z
+                             */
+                            period_start_at: string;
+                            spend_settled_micros: components["schemas"]["Int"];
+                            spend_reserved_micros: components["schemas"]["Int"];
+                            spend_remaining_micros: components["schemas"]["Int"] | null;
+                            tokens_settled: components["schemas"]["Int"];
+                            tokens_reserved: components["schemas"]["Int"];
+                            tokens_remaining: components["schemas"]["Int"] | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            /** @description missing_credentials, invalid_credential (branch on error.code) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_missing_credentials"] | components["schemas"]["Error_invalid_credential"];
+                };
+            };
+            /** @description scope_denied, no_active_organization (branch on error.code) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_scope_denied"] | components["schemas"]["Error_no_active_organization"];
+                };
+            };
+            /** @description key_not_found (branch on error.code) */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_key_not_found"];
+                };
+            };
+            /** @description key_revoked (branch on error.code) */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_key_revoked"];
+                };
+            };
+            /** @description 413 plain-text rejection */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            /** @description 415 plain-text rejection */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            /** @description 422 plain-text rejection */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            /** @description internal_error (branch on error.code) */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_internal_error"];
+                };
+            };
+            /** @description auth_not_configured, trust_keys_unavailable, database_unavailable (branch on error.code) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_auth_not_configured"] | components["schemas"]["Error_trust_keys_unavailable"] | components["schemas"]["Error_database_unavailable"];
+                };
+            };
+        };
+    };
     "keys.rotate": {
         parameters: {
             query?: never;
@@ -3307,6 +3803,32 @@ export interface operations {
                         created_at: string;
                         last_used_at: string | null;
                         revoked_at: string | null;
+                        limits: {
+                            /** @description settled + reserved spend of the key's runs in the period, at most */
+                            spend_micros: components["schemas"]["Int"] | null;
+                            /** @description settled + reserved tokens of the key's runs in the period, at most */
+                            tokens: components["schemas"]["Int"] | null;
+                            /** @description a token bucket of this size, refilled at this many runs per minute */
+                            runs_per_minute: components["schemas"]["Int"] | null;
+                            /**
+                             * @description day and month are UTC calendar periods; total never resets
+                             * @enum {string}
+                             */
+                            period: "day" | "month" | "total";
+                        };
+                        usage: {
+                            /**
+                             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                             * @example 2026-09-25T12:00:00Z
+                             */
+                            period_start_at: string;
+                            spend_settled_micros: components["schemas"]["Int"];
+                            spend_reserved_micros: components["schemas"]["Int"];
+                            spend_remaining_micros: components["schemas"]["Int"] | null;
+                            tokens_settled: components["schemas"]["Int"];
+                            tokens_reserved: components["schemas"]["Int"];
+                            tokens_remaining: components["schemas"]["Int"] | null;
+                        };
                         /** @description otsk_ + 64 lowercase hex; shown once */
                         secret: string;
                     };
@@ -3407,6 +3929,11 @@ export interface operations {
                  * @example 2026-12-01T00:00:00Z
                  */
                 end_at?: string;
+                /**
+                 * @description key or model: adds groups, the rollup per API key (null: console sessions) or per model; anything else is invalid_parameter
+                 * @example key
+                 */
+                group_by?: "key" | "model";
             };
             header?: never;
             path?: never;
@@ -3505,6 +4032,21 @@ export interface operations {
                  * @example 2
                  */
                 limit?: string;
+                /**
+                 * @description only the entries of this API key's runs (key_ + 32 hex; another organization's key matches nothing)
+                 * @example key_01a20c15989c7745802fc12a4ef02105
+                 */
+                key_id?: string;
+                /**
+                 * @description entries to skip, default 0; above 9007199254740991 clamped to it; below 0, or with cursor, is invalid_parameter
+                 * @example 0
+                 */
+                offset?: string;
+                /**
+                 * @description the next_cursor of the previous page (opaque): the entries after it, unaffected by entries recorded since; not with offset; a cursor this organization's ledger did not issue is invalid_parameter
+                 * @example MjAyNi0xMS0yNFQwNTo0NDoyMy4wMTc3MzNafDEwNDM.jpu6sGu07WilvHNRXjL9eu
+                 */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -3520,6 +4062,109 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageLedger"];
+                };
+            };
+            /** @description invalid_parameter, or a plain-text rejection (branch on error.code) */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_invalid_parameter"];
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            /** @description missing_credentials, invalid_credential (branch on error.code) */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_missing_credentials"] | components["schemas"]["Error_invalid_credential"];
+                };
+            };
+            /** @description scope_denied, no_active_organization (branch on error.code) */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_scope_denied"] | components["schemas"]["Error_no_active_organization"];
+                };
+            };
+            /** @description 413 plain-text rejection */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            /** @description internal_error (branch on error.code) */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_internal_error"];
+                };
+            };
+            /** @description auth_not_configured, trust_keys_unavailable, database_unavailable (branch on error.code) */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error_auth_not_configured"] | components["schemas"]["Error_trust_keys_unavailable"] | components["schemas"]["Error_database_unavailable"];
+                };
+            };
+        };
+    };
+    "usage.export": {
+        parameters: {
+            query?: {
+                /**
+                 * @description YYYY-MM-DDTHH:MM:SSZ; send both bounds or neither (default: the current UTC calendar month)
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                start_at?: string;
+                /**
+                 * @description YYYY-MM-DDTHH:MM:SSZ; send both bounds or neither (default: the current UTC calendar month)
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                end_at?: string;
+                /**
+                 * @description csv (the default and only format); anything else is invalid_parameter
+                 * @example csv
+                 */
+                format?: "csv";
+                /**
+                 * @description only the entries of this API key's runs (key_ + 32 hex; another organization's key matches nothing)
+                 * @example key_01a20c15989c7745802fc12a4ef02105
+                 */
+                key_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 4180: a header row, then one record per ledger entry, newest first, CRLF line ends; the entry's fields with tokens spread into input_tokens, output_tokens and total_tokens; null is an empty field. Streamed (chunked) in pages, whatever the window's size. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": string;
                 };
             };
             /** @description invalid_parameter, or a plain-text rejection (branch on error.code) */
