@@ -18,11 +18,11 @@ import {
   TrustKeysUnavailable
 } from "../../schema/Errors.js"
 import { scopesOfRole, type Scope } from "../../schema/Scope.js"
-import { KeyCredentials } from "./KeyCredentials.js"
+import { type KeyCredential, KeyCredentials, type KeyCredentialsService } from "./KeyCredentials.js"
 import { isWellFormedSecret, secretHash } from "./KeySecrets.js"
-import { LastUsed } from "./LastUsed.js"
-import { MemberRoles } from "./MemberRoles.js"
-import { SessionKeys } from "./SessionKeys.js"
+import { LastUsed, type LastUsedService } from "./LastUsed.js"
+import { MemberRoles, type MemberRolesService } from "./MemberRoles.js"
+import { SessionKeys, type SessionKeysService } from "./SessionKeys.js"
 
 /** Ways a credential can fail to authenticate. */
 export type VerifyError =
@@ -68,65 +68,74 @@ export interface CredentialVerifierService {
 
 const rejected = () => new InvalidCredential({ message: "the credential is not a valid API key or session" })
 
+type Cache<A> = ReturnType<typeof boundedCache<A>>
+
+/** The actor of a key that authenticates: an active one. */
+const actorOfKey = (row: Option.Option<KeyCredential>): ActorShape | null =>
+  Option.isSome(row) && row.value.state === "active"
+    ? {
+      organizationId: row.value.organization_id,
+      principal: { type: row.value.principal_type, id: row.value.principal_id },
+      scopes: new Set(row.value.scopes),
+      credential: { kind: "api_key", keyId: row.value.id }
+    } satisfies ActorShape
+    : null
+
+/** API keys, by the hash of their secret, the answer cached (a key that does not authenticate too). */
+const keyVerifier = (keys: KeyCredentialsService, lastUsed: LastUsedService, cache: Cache<ActorShape | null>) =>
+(secret: string): Effect.Effect<ActorShape, VerifyError> => {
+  const hash = secretHash(secret)
+  const cacheKey = hash.toString("hex")
+  const hit = cache.get(cacheKey)
+  const lookup = Option.isSome(hit)
+    ? Effect.succeed(hit.value)
+    : Effect.map(keys.findBySecretHash(hash), (row) => {
+      const actor = actorOfKey(row)
+      cache.set(cacheKey, actor)
+      return actor
+    })
+  return Effect.flatMap(lookup, (actor) => {
+    if (actor === null) return Effect.fail(rejected())
+    if (actor.credential.kind === "api_key") lastUsed.record(actor.credential.keyId)
+    return Effect.succeed(actor)
+  })
+}
+
+/** The scopes a member's role gives (none for no membership or a role outside the table), cached. */
+const roleScopes = (members: MemberRolesService, cache: Cache<ReadonlySet<Scope>>) =>
+(organizationId: string, userId: string) => {
+  const cacheKey = `${organizationId}\u0000${userId}`
+  const hit = cache.get(cacheKey)
+  if (Option.isSome(hit)) return Effect.succeed(hit.value)
+  return Effect.map(members.roleOf(organizationId, userId), (role) => {
+    const scopes = new Set(Option.match(role, { onNone: () => [], onSome: scopesOfRole }))
+    cache.set(cacheKey, scopes)
+    return scopes as ReadonlySet<Scope>
+  })
+}
+
+/** Console sessions: the token's claims, then the member's role in its organization. */
+const sessionVerifier = (sessions: SessionKeysService, scopesOf: ReturnType<typeof roleScopes>) =>
+(token: string): Effect.Effect<ActorShape, VerifyError> =>
+  Effect.gen(function*() {
+    const claims = yield* sessions.verify(token)
+    if (Option.isNone(claims.organizationId)) {
+      return yield* new NoActiveOrganization({ message: "the session has no organization selected" })
+    }
+    const scopes = yield* scopesOf(claims.organizationId.value, claims.userId)
+    return {
+      organizationId: claims.organizationId.value,
+      principal: { type: "user", id: claims.userId },
+      scopes,
+      credential: { kind: "session" }
+    } satisfies ActorShape
+  })
+
 const make = Effect.gen(function*() {
-  const keys = yield* KeyCredentials
-  const members = yield* MemberRoles
-  const sessions = yield* SessionKeys
   const lastUsed = yield* LastUsed
   const keyCache = boundedCache<ActorShape | null>()
-  const roleCache = boundedCache<ReadonlySet<Scope>>()
-
-  const verifyKey = (secret: string): Effect.Effect<ActorShape, VerifyError> => {
-    const hash = secretHash(secret)
-    const cacheKey = hash.toString("hex")
-    const hit = keyCache.get(cacheKey)
-    const lookup = Option.isSome(hit)
-      ? Effect.succeed(hit.value)
-      : Effect.map(keys.findBySecretHash(hash), (row): ActorShape | null => {
-        const actor = Option.isSome(row) && row.value.state === "active"
-          ? {
-            organizationId: row.value.organization_id,
-            principal: { type: row.value.principal_type, id: row.value.principal_id },
-            scopes: new Set(row.value.scopes),
-            credential: { kind: "api_key", keyId: row.value.id }
-          } satisfies ActorShape
-          : null
-        keyCache.set(cacheKey, actor)
-        return actor
-      })
-    return Effect.flatMap(lookup, (actor) => {
-      if (actor === null) return Effect.fail(rejected())
-      if (actor.credential.kind === "api_key") lastUsed.record(actor.credential.keyId)
-      return Effect.succeed(actor)
-    })
-  }
-
-  const scopesOf = (organizationId: string, userId: string) => {
-    const cacheKey = `${organizationId}\u0000${userId}`
-    const hit = roleCache.get(cacheKey)
-    if (Option.isSome(hit)) return Effect.succeed(hit.value)
-    return Effect.map(members.roleOf(organizationId, userId), (role) => {
-      const scopes = new Set(Option.match(role, { onNone: () => [], onSome: scopesOfRole }))
-      roleCache.set(cacheKey, scopes)
-      return scopes as ReadonlySet<Scope>
-    })
-  }
-
-  const verifySession = (token: string): Effect.Effect<ActorShape, VerifyError> =>
-    Effect.gen(function*() {
-      const claims = yield* sessions.verify(token)
-      if (Option.isNone(claims.organizationId)) {
-        return yield* new NoActiveOrganization({ message: "the session has no organization selected" })
-      }
-      const scopes = yield* scopesOf(claims.organizationId.value, claims.userId)
-      return {
-        organizationId: claims.organizationId.value,
-        principal: { type: "user", id: claims.userId },
-        scopes,
-        credential: { kind: "session" }
-      } satisfies ActorShape
-    })
-
+  const verifyKey = keyVerifier(yield* KeyCredentials, lastUsed, keyCache)
+  const verifySession = sessionVerifier(yield* SessionKeys, roleScopes(yield* MemberRoles, boundedCache<ReadonlySet<Scope>>()))
   return CredentialVerifier.of({
     verify: (credential) =>
       credential.startsWith("otsk_")

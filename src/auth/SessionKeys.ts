@@ -33,33 +33,33 @@ const FetchTimeoutMs = 3_000
 const invalid = () => new InvalidCredential({ message: "the credential is neither an API key nor a valid session token" })
 const unavailable = () => new TrustKeysUnavailable({ message: "the console's trust keys cannot be fetched" })
 
-const make = Effect.gen(function*() {
-  const config = yield* AppConfig
-  const source = Option.isSome(config.consoleJwksUrl)
-    ? { kind: "url" as const, location: config.consoleJwksUrl.value }
-    : Option.isSome(config.consoleJwksFile)
-    ? { kind: "file" as const, location: config.consoleJwksFile.value }
-    : undefined
-  const claims = {
-    issuer: Option.getOrElse(config.consoleJwtIssuer, () => ""),
-    audience: Option.getOrElse(config.consoleJwtAudience, () => ""),
-    algorithms: ["EdDSA", "ES256", "RS256"],
-    requiredClaims: ["exp", "sub"]
-  }
-  let cached: { readonly keys: ReturnType<typeof createLocalJWKSet>; readonly at: number } | undefined
-  let lastAttempt = 0
+/** Where the trust keys are read from. */
+interface Source {
+  readonly kind: "url" | "file"
+  readonly location: string
+}
 
-  const load = async (): Promise<JSONWebKeySet> => {
-    if (source!.kind === "file") return JSON.parse(await readFile(source!.location, "utf8")) as JSONWebKeySet
-    const response = await fetch(source!.location, { signal: AbortSignal.timeout(FetchTimeoutMs) })
-    if (!response.ok) throw new Error(`JWKS answered ${response.status}`)
-    return (await response.json()) as JSONWebKeySet
-  }
+type LocalKeys = ReturnType<typeof createLocalJWKSet>
+
+/** What a token's claims must hold. */
+type ClaimRules = Parameters<typeof jwtVerify>[2]
+
+const load = async (source: Source): Promise<JSONWebKeySet> => {
+  if (source.kind === "file") return JSON.parse(await readFile(source.location, "utf8")) as JSONWebKeySet
+  const response = await fetch(source.location, { signal: AbortSignal.timeout(FetchTimeoutMs) })
+  if (!response.ok) throw new Error(`JWKS answered ${response.status}`)
+  return (await response.json()) as JSONWebKeySet
+}
+
+/** The trust keys of a source: loaded on first use, refetched when ten minutes old (the old copy kept on failure). */
+const trustKeys = (source: Source) => {
+  let cached: { readonly keys: LocalKeys; readonly at: number } | undefined
+  let lastAttempt = 0
 
   const refresh = Effect.tryPromise({
     try: async () => {
       lastAttempt = Date.now()
-      const keys = await load()
+      const keys = await load(source)
       if (!Array.isArray(keys.keys)) throw new Error("JWKS has no keys array")
       cached = { keys: createLocalJWKSet(keys), at: Date.now() }
       return cached
@@ -76,38 +76,59 @@ const make = Effect.gen(function*() {
     return Effect.succeed(cached)
   })
 
-  const check = (token: string, keys: ReturnType<typeof createLocalJWKSet>) =>
-    Effect.tryPromise({
-      try: () => jwtVerify(token, keys, claims),
-      catch: (cause) => cause
-    })
+  /** Whether a fetch was attempted within the cool-down (an unknown `kid` then refetches nothing). */
+  const triedJustNow = () => Date.now() - lastAttempt <= RefetchCooldownMs
 
-  const verify = (token: string): Effect.Effect<SessionClaims, InvalidCredential | AuthNotConfigured | TrustKeysUnavailable> =>
-    Effect.gen(function*() {
-      if (source === undefined) {
-        return yield* new AuthNotConfigured({
-          message: "the credential is not an API key, and console sessions are not configured on this service"
-        })
-      }
-      if (!JwtShape.test(token)) return yield* invalid()
-      const keys = yield* current
-      const result = yield* check(token, keys.keys).pipe(
-        Effect.catchIf((cause) => cause instanceof errors.JWKSNoMatchingKey, () =>
-          Date.now() - lastAttempt <= RefetchCooldownMs
-            ? Effect.fail(invalid())
-            : refresh.pipe(
-              Effect.mapError(unavailable),
-              Effect.flatMap((fresh) => check(token, fresh.keys))
-            )),
-        Effect.mapError((cause) => cause instanceof TrustKeysUnavailable ? cause : invalid())
-      )
-      const orgId = result.payload["org_id"]
-      return {
-        userId: result.payload.sub!,
-        organizationId: typeof orgId === "string" && orgId !== "" ? Option.some(orgId) : Option.none()
-      }
-    })
+  return { refresh, current, triedJustNow }
+}
 
+const check = (token: string, keys: LocalKeys, rules: ClaimRules) =>
+  Effect.tryPromise({
+    try: () => jwtVerify(token, keys, rules),
+    catch: (cause) => cause
+  })
+
+/** Verifies a token against the trust keys, refetching them once when it names a key they do not hold. */
+const verifyAgainst = (keys: ReturnType<typeof trustKeys>, rules: ClaimRules) => (token: string) =>
+  Effect.gen(function*() {
+    if (!JwtShape.test(token)) return yield* invalid()
+    const current = yield* keys.current
+    const result = yield* check(token, current.keys, rules).pipe(
+      Effect.catchIf((cause) => cause instanceof errors.JWKSNoMatchingKey, () =>
+        keys.triedJustNow()
+          ? Effect.fail(invalid())
+          : keys.refresh.pipe(
+            Effect.mapError(unavailable),
+            Effect.flatMap((fresh) => check(token, fresh.keys, rules))
+          )),
+      Effect.mapError((cause) => cause instanceof TrustKeysUnavailable ? cause : invalid())
+    )
+    const orgId = result.payload["org_id"]
+    return {
+      userId: result.payload.sub!,
+      organizationId: typeof orgId === "string" && orgId !== "" ? Option.some(orgId) : Option.none()
+    }
+  })
+
+const make = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const source: Source | undefined = Option.isSome(config.consoleJwksUrl)
+    ? { kind: "url", location: config.consoleJwksUrl.value }
+    : Option.isSome(config.consoleJwksFile)
+    ? { kind: "file", location: config.consoleJwksFile.value }
+    : undefined
+  const rules: ClaimRules = {
+    issuer: Option.getOrElse(config.consoleJwtIssuer, () => ""),
+    audience: Option.getOrElse(config.consoleJwtAudience, () => ""),
+    algorithms: ["EdDSA", "ES256", "RS256"],
+    requiredClaims: ["exp", "sub"]
+  }
+  const verify: SessionKeysService["verify"] = source === undefined
+    ? () =>
+      Effect.fail(new AuthNotConfigured({
+        message: "the credential is not an API key, and console sessions are not configured on this service"
+      }))
+    : verifyAgainst(trustKeys(source), rules)
   return SessionKeys.of({ verify })
 })
 

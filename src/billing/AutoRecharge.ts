@@ -9,9 +9,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
-import { orUnavailable } from "../db/Unavailable.js"
 import { newTransactionId } from "../ids/Ids.js"
-import { CreditStore } from "../ledger/CreditStore.js"
 import { BillingRepo } from "./BillingRepo.js"
 import { PaymentProcessor } from "./PaymentProcessor.js"
 
@@ -38,11 +36,10 @@ export interface AutoRechargeService {
 
 const make = Effect.gen(function*() {
   const repo = yield* BillingRepo
-  const credit = yield* CreditStore
   const processor = yield* PaymentProcessor
 
   const recharge = (organizationId: string): Effect.Effect<RechargeOutcome, DatabaseUnavailable> =>
-    orUnavailable(Effect.gen(function*() {
+    Effect.gen(function*() {
       const claim = yield* repo.claimRecharge(organizationId, `rch_${randomBytes(16).toString("hex")}`, RechargeStaleSeconds)
       if (Option.isNone(claim)) return "not_needed" as const
       const { amount_micros, customer_id, payment_method_id, recharge_id } = claim.value
@@ -67,7 +64,7 @@ const make = Effect.gen(function*() {
         })
         return "failed" as const
       }
-      yield* credit.credit({
+      yield* repo.credit({
         organizationId,
         id: newTransactionId(),
         kind: "auto_recharge",
@@ -77,7 +74,7 @@ const make = Effect.gen(function*() {
       })
       yield* repo.finishRecharge(organizationId, recharge_id, null)
       return "charged" as const
-    }))
+    })
 
   return AutoRecharge.of({
     recharge,
@@ -92,6 +89,6 @@ const make = Effect.gen(function*() {
 
 /** Auto-recharge. */
 export class AutoRecharge extends Context.Tag("AutoRecharge")<AutoRecharge, AutoRechargeService>() {
-  /** Auto-recharge over the billing repository, the credit store and the payment processor. */
+  /** Auto-recharge over billing's storage and the payment processor. */
   static readonly layer = Layer.effect(AutoRecharge, make)
 }

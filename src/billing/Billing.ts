@@ -6,17 +6,15 @@
  * any whole number of micro-USD from 0 to 1,000 dollars. Any other amount the schema let through (a non-negative
  * JSON number, possibly huge or fractional) is `400 invalid_amount`.
  */
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { AutoRechargeRequest, AutoRechargeSettings, BillingSummary, Checkout, Portal } from "../../schema/BillingApi.js"
 import { type DatabaseUnavailable, InvalidAmount, NotConfigured, PaymentMethodRequired } from "../../schema/Errors.js"
 import { formatTimestamp } from "../../schema/Ids.js"
 import { AppConfig } from "../config/AppConfig.js"
-import { orUnavailable } from "../db/Unavailable.js"
-import { BillingRepo, type CheckoutRow, type SettingsRow } from "./BillingRepo.js"
-import { CreditStore } from "../ledger/CreditStore.js"
-import { type InvalidWebhook, PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
 import { newTransactionId } from "../ids/Ids.js"
+import { BillingRepo, type BillingRepoService } from "./BillingRepo.js"
+import type { CheckoutRow, SettingsRow } from "./BillingRows.js"
+import { type InvalidWebhook, PaymentProcessor, type ProcessorEvent } from "./PaymentProcessor.js"
 
 /** Fewest micro-USD of a purchase or recharge (5 dollars). */
 export const MinPurchaseMicros = 5_000_000
@@ -109,175 +107,178 @@ export interface BillingService {
   ) => Effect.Effect<{ readonly received: boolean; readonly credited: boolean }, InvalidWebhook | DatabaseUnavailable>
 }
 
-const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const config = yield* AppConfig
-  const repo = yield* BillingRepo
-  const credit = yield* CreditStore
-  const processor = yield* PaymentProcessor
-  const base = AppConfig.publicBaseUrl(config)
+const processorFailure = (error: { message: string }) =>
+  Effect.zipRight(
+    Effect.logWarning("payment processor failure", error.message),
+    Effect.fail(new NotConfigured({ message: "the payment processor could not be reached; try again shortly" }))
+  )
 
-  const processorFailure = (error: { message: string }) =>
-    Effect.zipRight(
-      Effect.logWarning("payment processor failure", error.message),
-      Effect.fail(new NotConfigured({ message: "the payment processor could not be reached; try again shortly" }))
+/**
+ * Why a reported payment must not complete its checkout: it names another processor's checkout, another session
+ * than the one the checkout opened, or another amount than the one asked (a signed $1 payment never completes a
+ * $5 checkout). Null when it matches.
+ */
+const mismatch = (checkout: CheckoutRow, event: CompletedCheckout, via: string): string | null =>
+  checkout.processor !== via
+    ? `checkout ${checkout.id} belongs to the ${checkout.processor} processor, not ${via}`
+    : checkout.processor_ref !== event.processorRef
+    ? `checkout ${checkout.id} was opened as ${checkout.processor_ref ?? "no session"}, not ${event.processorRef}`
+    : checkout.amount_micros !== event.amountMicros
+    ? `checkout ${checkout.id} asked ${checkout.amount_micros} micro-USD, the payment was ${event.amountMicros}`
+    : null
+
+/** What the operations below stand on. */
+interface Deps {
+  readonly repo: BillingRepoService
+  readonly processor: typeof PaymentProcessor.Service
+  /** The public base URL the processor sends the customer back to. */
+  readonly base: string
+}
+
+const completeCheckout = ({ repo }: Deps): BillingService["completeCheckout"] => (event, method, via) =>
+  repo.transaction(Effect.gen(function*() {
+    if (!(yield* repo.recordEvent(event.eventId, event.kind))) return false
+    const found = yield* repo.checkout(event.checkoutId)
+    if (Option.isNone(found)) return false
+    const refused = mismatch(found.value, event, via)
+    if (refused !== null) {
+      yield* Effect.logWarning(`payment not credited: ${refused}`)
+      return false
+    }
+    const paid = yield* repo.markPaid(event.checkoutId)
+    if (Option.isNone(paid)) return false
+    const checkout = paid.value
+    yield* repo.credit({
+      organizationId: checkout.organization_id,
+      id: newTransactionId(),
+      kind: "purchase",
+      amountMicros: checkout.amount_micros,
+      description: `Credit purchase (${checkout.id})`,
+      externalRef: `checkout:${checkout.id}`
+    })
+    yield* repo.saveCustomer(
+      checkout.organization_id,
+      event.customerId,
+      event.paymentMethodId === null ? null : { id: event.paymentMethodId, ...method }
     )
+    yield* repo.rearm(checkout.organization_id)
+    return true
+  }))
 
-  const ownerEmail = (organizationId: string) =>
-    Effect.map(
-      sql<{ email: string }>`SELECT email FROM members WHERE organization_id = ${organizationId} AND role = 'owner'
-        ORDER BY created_at LIMIT 1`,
-      (rows) => rows[0]?.email ?? null
-    )
+const summary = ({ repo }: Deps): BillingService["summary"] => (organizationId) =>
+  Effect.gen(function*() {
+    const account = yield* repo.account(organizationId)
+    const transactions = yield* repo.transactions(organizationId, 50)
+    const settings = yield* repo.settings(organizationId)
+    const balance = account?.balance_micros ?? 0
+    const reserved = account?.reserved_micros ?? 0
+    return {
+      organization_id: organizationId,
+      billing_enabled: account?.billing_enabled ?? false,
+      balance_micros: balance,
+      reserved_micros: reserved,
+      available_micros: balance - reserved,
+      auto_recharge: autoRechargeView(settings),
+      transactions: transactions.map((row) => ({
+        id: row.id,
+        kind: row.kind,
+        amount_micros: row.amount_micros,
+        description: row.description,
+        created_at: formatTimestamp(row.created_at)
+      }))
+    }
+  })
 
-  /**
-   * Why a reported payment must not complete its checkout: it names another processor's checkout, another session
-   * than the one the checkout opened, or another amount than the one asked (a signed $1 payment never completes a
-   * $5 checkout). Null when it matches.
-   */
-  const mismatch = (checkout: CheckoutRow, event: CompletedCheckout, via: string): string | null =>
-    checkout.processor !== via
-      ? `checkout ${checkout.id} belongs to the ${checkout.processor} processor, not ${via}`
-      : checkout.processor_ref !== event.processorRef
-      ? `checkout ${checkout.id} was opened as ${checkout.processor_ref ?? "no session"}, not ${event.processorRef}`
-      : checkout.amount_micros !== event.amountMicros
-      ? `checkout ${checkout.id} asked ${checkout.amount_micros} micro-USD, the payment was ${event.amountMicros}`
-      : null
+const checkout = ({ base, processor, repo }: Deps): BillingService["checkout"] => (organizationId, amountMicros) =>
+  Effect.gen(function*() {
+    yield* checkAmount(PurchaseAmount, amountMicros)
+    const id = `chk_${newTransactionId().slice(4)}`
+    const expiresAt = new Date(Date.now() + CheckoutLifetimeMs)
+    const settings = yield* repo.settings(organizationId)
+    const email = yield* repo.ownerEmail(organizationId)
+    yield* repo.insertCheckout({ id, organizationId, amountMicros, processor: processor.name, expiresAt })
+    const session = yield* processor.createCheckout({
+      checkoutId: id,
+      organizationId,
+      amountMicros,
+      customerId: settings.processor_customer_id,
+      customerEmail: email,
+      successUrl: `${base}/billing/return?checkout_id=${id}&result=paid`,
+      cancelUrl: `${base}/billing/return?checkout_id=${id}&result=cancelled`,
+      expiresAt
+    }).pipe(Effect.catchAll(processorFailure))
+    yield* repo.setCheckoutSession(id, session.processorRef, session.url)
+    return { checkout_id: id, checkout_url: session.url, amount_micros: amountMicros, expires_at: formatTimestamp(expiresAt) }
+  })
 
-  /**
-   * Credits a paid checkout once, the amount stored with it, in one transaction with the processor event that
-   * reported it (so a delivery that fails half-way is redelivered and credited); false when it was credited before,
-   * is unknown, or does not match the checkout (`via` names the processor reporting the payment).
-   */
-  const completeCheckout = (event: CompletedCheckout, method: { brand: string | null; last4: string | null }, via: string) =>
-    orUnavailable(sql.withTransaction(Effect.gen(function*() {
-      if (!(yield* repo.recordEvent(event.eventId, event.kind))) return false
-      const found = yield* repo.checkout(event.checkoutId)
-      if (Option.isNone(found)) return false
-      const refused = mismatch(found.value, event, via)
-      if (refused !== null) {
-        yield* Effect.logWarning(`payment not credited: ${refused}`)
-        return false
+const portal = ({ base, processor, repo }: Deps): BillingService["portal"] => (organizationId) =>
+  Effect.gen(function*() {
+    const settings = yield* repo.settings(organizationId)
+    const email = yield* repo.ownerEmail(organizationId)
+    const portal = yield* processor.createPortal({
+      organizationId,
+      customerId: settings.processor_customer_id,
+      customerEmail: email,
+      returnUrl: base
+    }).pipe(Effect.catchAll(processorFailure))
+    if (portal.customerId !== null && portal.customerId !== settings.processor_customer_id) {
+      yield* repo.saveCustomer(organizationId, portal.customerId, null)
+    }
+    return { portal_url: portal.url }
+  })
+
+const setAutoRecharge = ({ repo }: Deps): BillingService["setAutoRecharge"] => (organizationId, input) =>
+  Effect.gen(function*() {
+    yield* checkAmount(RechargeThreshold, input.threshold_micros)
+    yield* checkAmount(RechargeAmount, input.amount_micros)
+    if (input.enabled) {
+      const settings = yield* repo.settings(organizationId)
+      if (settings.payment_method_id === null) {
+        return yield* new PaymentMethodRequired({
+          message: "save a payment method first: buy credit once through a checkout"
+        })
       }
-      const paid = yield* repo.markPaid(event.checkoutId)
-      if (Option.isNone(paid)) return false
-      const checkout = paid.value
-      yield* credit.credit({
-        organizationId: checkout.organization_id,
-        id: newTransactionId(),
-        kind: "purchase",
-        amountMicros: checkout.amount_micros,
-        description: `Credit purchase (${checkout.id})`,
-        externalRef: `checkout:${checkout.id}`
-      })
-      yield* repo.saveCustomer(
-        checkout.organization_id,
-        event.customerId,
-        event.paymentMethodId === null ? null : { id: event.paymentMethodId, ...method }
-      )
-      yield* repo.rearm(checkout.organization_id)
-      return true
-    })))
+    }
+    const saved = yield* repo.setAutoRecharge(organizationId, {
+      enabled: input.enabled,
+      thresholdMicros: input.threshold_micros,
+      amountMicros: input.amount_micros
+    })
+    return autoRechargeView(saved)
+  })
 
+const handleWebhook = (deps: Deps): BillingService["handleWebhook"] => {
+  const complete = completeCheckout(deps)
+  return (rawBody, signature) =>
+    Effect.gen(function*() {
+      const event = yield* deps.processor.parseWebhook(rawBody, signature)
+      if (event.kind !== "checkout_completed") {
+        yield* deps.repo.recordEvent(event.eventId, event.kind)
+        return { received: true, credited: false }
+      }
+      const credited = yield* complete(event, { brand: null, last4: null }, deps.processor.name)
+      return { received: true, credited }
+    })
+}
+
+const make = Effect.gen(function*() {
+  const deps: Deps = {
+    repo: yield* BillingRepo,
+    processor: yield* PaymentProcessor,
+    base: AppConfig.publicBaseUrl(yield* AppConfig)
+  }
   return Billing.of({
-    summary: (organizationId) =>
-      orUnavailable(Effect.gen(function*() {
-        const [account] = yield* sql<{ billing_enabled: boolean; balance_micros: number; reserved_micros: number }>`
-          SELECT o.billing_enabled, COALESCE(a.balance_micros, 0) AS balance_micros,
-            COALESCE((SELECT sum(hold_micros) FROM runs r WHERE r.organization_id = o.id AND r.held AND r.hold_credit),
-              0)::bigint AS reserved_micros
-          FROM organizations o LEFT JOIN credit_accounts a ON a.organization_id = o.id WHERE o.id = ${organizationId}`
-        const transactions = yield* credit.transactions(organizationId, 50)
-        const settings = yield* repo.settings(organizationId)
-        const balance = account?.balance_micros ?? 0
-        const reserved = account?.reserved_micros ?? 0
-        return {
-          organization_id: organizationId,
-          billing_enabled: account?.billing_enabled ?? false,
-          balance_micros: balance,
-          reserved_micros: reserved,
-          available_micros: balance - reserved,
-          auto_recharge: autoRechargeView(settings),
-          transactions: transactions.map((row) => ({
-            id: row.id,
-            kind: row.kind,
-            amount_micros: row.amount_micros,
-            description: row.description,
-            created_at: formatTimestamp(row.created_at)
-          }))
-        }
-      })),
-    checkout: (organizationId, amountMicros) =>
-      Effect.gen(function*() {
-        yield* checkAmount(PurchaseAmount, amountMicros)
-        const id = `chk_${newTransactionId().slice(4)}`
-        const expiresAt = new Date(Date.now() + CheckoutLifetimeMs)
-        const settings = yield* orUnavailable(repo.settings(organizationId))
-        const email = yield* orUnavailable(ownerEmail(organizationId))
-        yield* orUnavailable(repo.insertCheckout({ id, organizationId, amountMicros, processor: processor.name, expiresAt }))
-        const session = yield* processor.createCheckout({
-          checkoutId: id,
-          organizationId,
-          amountMicros,
-          customerId: settings.processor_customer_id,
-          customerEmail: email,
-          successUrl: `${base}/billing/return?checkout_id=${id}&result=paid`,
-          cancelUrl: `${base}/billing/return?checkout_id=${id}&result=cancelled`,
-          expiresAt
-        }).pipe(Effect.catchAll(processorFailure))
-        yield* orUnavailable(repo.setCheckoutSession(id, session.processorRef, session.url))
-        return { checkout_id: id, checkout_url: session.url, amount_micros: amountMicros, expires_at: formatTimestamp(expiresAt) }
-      }),
-    portal: (organizationId) =>
-      Effect.gen(function*() {
-        const settings = yield* orUnavailable(repo.settings(organizationId))
-        const email = yield* orUnavailable(ownerEmail(organizationId))
-        const portal = yield* processor.createPortal({
-          organizationId,
-          customerId: settings.processor_customer_id,
-          customerEmail: email,
-          returnUrl: base
-        }).pipe(Effect.catchAll(processorFailure))
-        if (portal.customerId !== null && portal.customerId !== settings.processor_customer_id) {
-          yield* orUnavailable(repo.saveCustomer(organizationId, portal.customerId, null))
-        }
-        return { portal_url: portal.url }
-      }),
-    setAutoRecharge: (organizationId, input) =>
-      Effect.gen(function*() {
-        yield* checkAmount(RechargeThreshold, input.threshold_micros)
-        yield* checkAmount(RechargeAmount, input.amount_micros)
-        if (input.enabled) {
-          const settings = yield* orUnavailable(repo.settings(organizationId))
-          if (settings.payment_method_id === null) {
-            return yield* new PaymentMethodRequired({
-              message: "save a payment method first: buy credit once through a checkout"
-            })
-          }
-        }
-        const saved = yield* orUnavailable(repo.setAutoRecharge(organizationId, {
-          enabled: input.enabled,
-          thresholdMicros: input.threshold_micros,
-          amountMicros: input.amount_micros
-        }))
-        return autoRechargeView(saved)
-      }),
-    completeCheckout,
-    handleWebhook: (rawBody, signature) =>
-      Effect.gen(function*() {
-        const event = yield* processor.parseWebhook(rawBody, signature)
-        if (event.kind !== "checkout_completed") {
-          yield* orUnavailable(repo.recordEvent(event.eventId, event.kind))
-          return { received: true, credited: false }
-        }
-        const credited = yield* completeCheckout(event, { brand: null, last4: null }, processor.name)
-        return { received: true, credited }
-      })
+    summary: summary(deps),
+    checkout: checkout(deps),
+    portal: portal(deps),
+    setAutoRecharge: setAutoRecharge(deps),
+    completeCheckout: completeCheckout(deps),
+    handleWebhook: handleWebhook(deps)
   })
 })
 
 /** The billing service. */
 export class Billing extends Context.Tag("Billing")<Billing, BillingService>() {
-  /** Billing over its repository, the credit store and the payment processor. */
+  /** Billing over its repository and the payment processor. */
   static readonly layer = Layer.effect(Billing, make)
 }

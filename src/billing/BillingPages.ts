@@ -5,15 +5,15 @@
  * plain server-rendered HTML with no external assets.
  */
 import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Option, type Redacted } from "effect"
 import { CurrentRequestId } from "../../schema/Errors.js"
-import { AppConfig } from "../config/AppConfig.js"
-import { Billing } from "./Billing.js"
-import { BillingRepo, type CheckoutRow } from "./BillingRepo.js"
-import { CreditStore } from "../ledger/CreditStore.js"
+import { AppConfig, type Settings } from "../config/AppConfig.js"
+import { Billing, type BillingService } from "./Billing.js"
+import { BillingRepo, type BillingRepoService } from "./BillingRepo.js"
+import type { CheckoutRow } from "./BillingRows.js"
 import { checkoutPage, escapeHtml, portalPage } from "./LocalPages.js"
 import { localCustomerId, localPaymentMethodId, verifyCheckoutToken, verifyPortalToken } from "./LocalProcessor.js"
-import { OrganizationNames } from "./OrganizationNames.js"
+import { OrganizationNames, type OrganizationNamesService } from "./OrganizationNames.js"
 import { LocalSigningKey } from "./PaymentProcessorLive.js"
 
 /** The paths these routes serve (for the boundary's 405 detection). */
@@ -54,134 +54,162 @@ const notice = (title: string, text: string, status: number) =>
     `<body style="font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">` +
     `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`, status)
 
+/** What the pages stand on. */
+interface Pages {
+  readonly config: Settings
+  readonly billing: BillingService
+  readonly repo: BillingRepoService
+  readonly organizations: OrganizationNamesService
+  readonly signingKey: Redacted.Redacted
+  /** Whether the local processor is the one configured (its pages answer only then). */
+  readonly local: boolean
+}
+
+const organizationName = (pages: Pages, id: string) =>
+  Effect.map(pages.organizations.nameOf(id), Option.getOrElse(() => id))
+
+/** A local checkout, found only with its link's token (a wrong or missing token finds nothing). */
+const localCheckout = (pages: Pages, id: string, token: string) =>
+  !pages.local || !CheckoutIdPattern.test(id) || !verifyCheckoutToken(id, token, pages.signingKey)
+    ? Effect.succeed(Option.none<CheckoutRow>())
+    : Effect.map(pages.repo.checkout(id), Option.filter((row: CheckoutRow) => row.processor === "local"))
+
+const linkToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+  new URL(request.url, "http://localhost").searchParams.get("token") ?? "")
+
+const renderCheckout = (pages: Pages, row: CheckoutRow, token: string) =>
+  Effect.map(organizationName(pages, row.organization_id), (name) =>
+    html(checkoutPage({
+      checkoutId: row.id,
+      amountMicros: row.amount_micros,
+      organizationName: name,
+      expiresAt: row.expires_at,
+      state: row.state === "paid" ? "paid" : row.expires_at.getTime() <= Date.now() ? "expired" : "open",
+      formAction: `/billing/local/checkout/${encodeURIComponent(row.id)}?token=${encodeURIComponent(token)}`
+    })))
+
+const missing = () => Effect.succeed(notice("Checkout not found", "This checkout link is not valid.", 404))
+
+/** `GET /billing/local/checkout/:checkout_id`: the local checkout page. */
+const showCheckout = (pages: Pages) =>
+  Effect.gen(function*() {
+    const { params } = yield* HttpRouter.RouteContext
+    const token = yield* linkToken
+    const row = yield* localCheckout(pages, params.checkout_id ?? "", token)
+    return yield* Option.match(row, { onNone: missing, onSome: (found) => renderCheckout(pages, found, token) })
+  })
+
+/** `POST /billing/local/checkout/:checkout_id`: the page's button, which completes the purchase. */
+const payCheckout = (pages: Pages) =>
+  Effect.gen(function*() {
+    const { params } = yield* HttpRouter.RouteContext
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!sameOrigin(request.headers, AppConfig.publicBaseUrl(pages.config))) {
+      return notice("Payment refused", "This checkout can only be paid from its own page.", 403)
+    }
+    const token = yield* linkToken
+    const row = yield* localCheckout(pages, params.checkout_id ?? "", token)
+    if (Option.isNone(row)) return yield* missing()
+    const checkout = row.value
+    if (checkout.state === "open" && checkout.expires_at.getTime() > Date.now()) {
+      yield* pages.billing.completeCheckout({
+        kind: "checkout_completed",
+        eventId: `local:${checkout.id}`,
+        checkoutId: checkout.id,
+        processorRef: checkout.id,
+        amountMicros: checkout.amount_micros,
+        customerId: localCustomerId(checkout.organization_id),
+        paymentMethodId: localPaymentMethodId(checkout.organization_id)
+      }, { brand: "Test card", last4: "4242" }, "local")
+    }
+    const after = yield* pages.repo.checkout(checkout.id)
+    return yield* renderCheckout(pages, Option.getOrElse(after, () => checkout), token)
+  })
+
+/** `GET /billing/local/portal/:token`: the local portal, behind its signed, expiring link. */
+const showPortal = (pages: Pages) =>
+  Effect.gen(function*() {
+    const { params } = yield* HttpRouter.RouteContext
+    const verified = verifyPortalToken(params.token ?? "", pages.signingKey, new Date())
+    if (!pages.local || Either.isLeft(verified)) {
+      return notice("Link not valid", Either.isLeft(verified) ? verified.left.message : "This portal link is not valid.", 404)
+    }
+    const organizationId = verified.right
+    const [name, settings, transactions, account] = yield* Effect.all([
+      organizationName(pages, organizationId),
+      pages.repo.settings(organizationId),
+      pages.repo.transactions(organizationId, 50),
+      pages.repo.account(organizationId)
+    ])
+    return html(portalPage({
+      organizationName: name,
+      balanceMicros: account?.balance_micros ?? 0,
+      paymentMethod: settings.payment_method_id === null
+        ? null
+        : { brand: settings.payment_method_brand ?? "Card", last4: settings.payment_method_last4 ?? "····" },
+      transactions: transactions.map((row) => ({
+        id: row.id,
+        kind: row.kind,
+        amountMicros: row.amount_micros,
+        description: row.description,
+        createdAt: row.created_at
+      })),
+      returnUrl: AppConfig.publicBaseUrl(pages.config)
+    }))
+  })
+
+/** `GET /billing/return`: where a processor's checkout sends the customer back. */
+const checkoutReturn = (pages: Pages) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const url = new URL(request.url, "http://localhost")
+    const checkoutId = url.searchParams.get("checkout_id") ?? ""
+    const row = CheckoutIdPattern.test(checkoutId) ? yield* pages.repo.checkout(checkoutId) : Option.none<CheckoutRow>()
+    if (Option.isNone(row)) return yield* missing()
+    return row.value.state === "paid"
+      ? notice("Payment received", "Your credit has been added to your balance.", 200)
+      : url.searchParams.get("result") === "cancelled"
+      ? notice("Checkout cancelled", "No payment was made. You can start a new checkout at any time.", 200)
+      : notice("Payment processing", "Your credit is added as soon as the payment is confirmed.", 200)
+  })
+
+/** `POST /billing/stripe/webhook`: Stripe's events, answered in the contract's envelope when refused. */
+const stripeWebhook = (pages: Pages) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const body = yield* request.text
+    const outcome = yield* Effect.either(pages.billing.handleWebhook(body, request.headers["stripe-signature"]))
+    if (Either.isRight(outcome)) return yield* HttpServerResponse.json(outcome.right)
+    const requestId = yield* CurrentRequestId
+    const invalid = outcome.left._tag === "InvalidWebhook"
+    return yield* HttpServerResponse.json(
+      {
+        error: {
+          code: invalid ? "invalid_body" : "database_unavailable",
+          message: invalid ? outcome.left.message : "the database is not answering",
+          request_id: requestId
+        }
+      },
+      { status: invalid ? 400 : 503 }
+    )
+  })
+
 /** The routes, registered on the API's router. */
 export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const billing = yield* Billing
-    const repo = yield* BillingRepo
-    const credit = yield* CreditStore
-    const organizations = yield* OrganizationNames
-    const signingKey = yield* LocalSigningKey
-    const local = config.billingProvider === "local"
-
-    const organizationName = (id: string) =>
-      Effect.map(organizations.nameOf(id), Option.getOrElse(() => id))
-
-    /** A local checkout, found only with its link's token (a wrong or missing token finds nothing). */
-    const localCheckout = (id: string, token: string) =>
-      !local || !CheckoutIdPattern.test(id) || !verifyCheckoutToken(id, token, signingKey)
-        ? Effect.succeed(Option.none<CheckoutRow>())
-        : Effect.map(repo.checkout(id), Option.filter((row: CheckoutRow) => row.processor === "local"))
-
-    const linkToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-      new URL(request.url, "http://localhost").searchParams.get("token") ?? "")
-
-    const renderCheckout = (row: CheckoutRow, token: string) =>
-      Effect.map(organizationName(row.organization_id), (name) =>
-        html(checkoutPage({
-          checkoutId: row.id,
-          amountMicros: row.amount_micros,
-          organizationName: name,
-          expiresAt: row.expires_at,
-          state: row.state === "paid" ? "paid" : row.expires_at.getTime() <= Date.now() ? "expired" : "open",
-          formAction: `/billing/local/checkout/${encodeURIComponent(row.id)}?token=${encodeURIComponent(token)}`
-        })))
-
-    const missing = () => Effect.succeed(notice("Checkout not found", "This checkout link is not valid.", 404))
-
-    yield* router.get("/billing/local/checkout/:checkout_id", Effect.gen(function*() {
-      const { params } = yield* HttpRouter.RouteContext
-      const token = yield* linkToken
-      const row = yield* localCheckout(params.checkout_id ?? "", token)
-      return yield* Option.match(row, { onNone: missing, onSome: (found) => renderCheckout(found, token) })
-    }))
-
-    yield* router.post("/billing/local/checkout/:checkout_id", Effect.gen(function*() {
-      const { params } = yield* HttpRouter.RouteContext
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!sameOrigin(request.headers, AppConfig.publicBaseUrl(config))) {
-        return notice("Payment refused", "This checkout can only be paid from its own page.", 403)
-      }
-      const token = yield* linkToken
-      const row = yield* localCheckout(params.checkout_id ?? "", token)
-      if (Option.isNone(row)) return yield* missing()
-      const checkout = row.value
-      if (checkout.state === "open" && checkout.expires_at.getTime() > Date.now()) {
-        yield* billing.completeCheckout({
-          kind: "checkout_completed",
-          eventId: `local:${checkout.id}`,
-          checkoutId: checkout.id,
-          processorRef: checkout.id,
-          amountMicros: checkout.amount_micros,
-          customerId: localCustomerId(checkout.organization_id),
-          paymentMethodId: localPaymentMethodId(checkout.organization_id)
-        }, { brand: "Test card", last4: "4242" }, "local")
-      }
-      const after = yield* repo.checkout(checkout.id)
-      return yield* renderCheckout(Option.getOrElse(after, () => checkout), token)
-    }))
-
-    yield* router.get("/billing/local/portal/:token", Effect.gen(function*() {
-      const { params } = yield* HttpRouter.RouteContext
-      const verified = verifyPortalToken(params.token ?? "", signingKey, new Date())
-      if (!local || Either.isLeft(verified)) {
-        return notice("Link not valid", Either.isLeft(verified) ? verified.left.message : "This portal link is not valid.", 404)
-      }
-      const organizationId = verified.right
-      const [name, settings, transactions, [account]] = yield* Effect.all([
-        organizationName(organizationId),
-        repo.settings(organizationId),
-        credit.transactions(organizationId, 50),
-        credit.balances([organizationId])
-      ])
-      return html(portalPage({
-        organizationName: name,
-        balanceMicros: account?.balance_micros ?? 0,
-        paymentMethod: settings.payment_method_id === null
-          ? null
-          : { brand: settings.payment_method_brand ?? "Card", last4: settings.payment_method_last4 ?? "····" },
-        transactions: transactions.map((row) => ({
-          id: row.id,
-          kind: row.kind,
-          amountMicros: row.amount_micros,
-          description: row.description,
-          createdAt: row.created_at
-        })),
-        returnUrl: AppConfig.publicBaseUrl(config)
-      }))
-    }))
-
-    yield* router.get("/billing/return", Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const url = new URL(request.url, "http://localhost")
-      const checkoutId = url.searchParams.get("checkout_id") ?? ""
-      const row = CheckoutIdPattern.test(checkoutId) ? yield* repo.checkout(checkoutId) : Option.none<CheckoutRow>()
-      if (Option.isNone(row)) return yield* missing()
-      return row.value.state === "paid"
-        ? notice("Payment received", "Your credit has been added to your balance.", 200)
-        : url.searchParams.get("result") === "cancelled"
-        ? notice("Checkout cancelled", "No payment was made. You can start a new checkout at any time.", 200)
-        : notice("Payment processing", "Your credit is added as soon as the payment is confirmed.", 200)
-    }))
-
-    yield* router.post("/billing/stripe/webhook", Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const body = yield* request.text
-      const outcome = yield* Effect.either(billing.handleWebhook(body, request.headers["stripe-signature"]))
-      if (Either.isRight(outcome)) return yield* HttpServerResponse.json(outcome.right)
-      const requestId = yield* CurrentRequestId
-      const invalid = outcome.left._tag === "InvalidWebhook"
-      return yield* HttpServerResponse.json(
-        {
-          error: {
-            code: invalid ? "invalid_body" : "database_unavailable",
-            message: invalid ? outcome.left.message : "the database is not answering",
-            request_id: requestId
-          }
-        },
-        { status: invalid ? 400 : 503 }
-      )
-    }))
+    const pages: Pages = {
+      config,
+      billing: yield* Billing,
+      repo: yield* BillingRepo,
+      organizations: yield* OrganizationNames,
+      signingKey: yield* LocalSigningKey,
+      local: config.billingProvider === "local"
+    }
+    yield* router.get("/billing/local/checkout/:checkout_id", showCheckout(pages))
+    yield* router.post("/billing/local/checkout/:checkout_id", payCheckout(pages))
+    yield* router.get("/billing/local/portal/:token", showPortal(pages))
+    yield* router.get("/billing/return", checkoutReturn(pages))
+    yield* router.post("/billing/stripe/webhook", stripeWebhook(pages))
   })
 )

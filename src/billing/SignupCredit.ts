@@ -4,10 +4,9 @@
  * local part, and for Gmail without dots (googlemail.com counts as gmail.com), so `A.Da+x@GMail.com` and
  * `ada@gmail.com` are one address. The one billing operation organization set-up calls (`SignupCredit.grant`).
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { newTransactionId } from "../ids/Ids.js"
-import { CreditStore } from "../ledger/CreditStore.js"
 import { BillingRepo } from "./BillingRepo.js"
 
 /** The sign-up credit in micro-USD. */
@@ -34,23 +33,22 @@ export interface SignupCreditService {
    * had it already; true when it was credited. Runs in the caller's transaction, so the organization and its credit
    * are stored together or not at all.
    */
-  readonly grant: (organizationId: string, ownerEmail: string) => Effect.Effect<boolean, SqlError>
+  readonly grant: (organizationId: string, ownerEmail: string) => Effect.Effect<boolean, DatabaseUnavailable>
 }
 
 /** The sign-up credit. */
 export class SignupCredit extends Context.Tag("SignupCredit")<SignupCredit, SignupCreditService>() {
-  /** The sign-up credit over the billing tables and the credit store. */
+  /** The sign-up credit over billing's storage. */
   static readonly layer = Layer.effect(
     SignupCredit,
     Effect.gen(function*() {
       const billing = yield* BillingRepo
-      const credit = yield* CreditStore
       return SignupCredit.of({
         grant: (organizationId, ownerEmail) =>
           Effect.gen(function*() {
             const email = normalizeEmail(ownerEmail)
             if (!(yield* billing.claimSignup(email, organizationId))) return false
-            return yield* credit.credit({
+            return yield* billing.credit({
               organizationId,
               id: newTransactionId(),
               kind: "signup_credit",

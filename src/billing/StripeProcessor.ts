@@ -9,7 +9,7 @@
 import { Clock, Effect, Layer, Redacted } from "effect"
 import Stripe from "stripe"
 import { InvalidWebhook, PaymentProcessor } from "./PaymentProcessor.js"
-import type { ChargeOutcome, OffSessionCharge, PortalRequest, ProcessorEvent } from "./PaymentProcessor.js"
+import type { ChargeOutcome, CheckoutRequest, OffSessionCharge, PortalRequest, ProcessorEvent } from "./PaymentProcessor.js"
 import {
   checkoutParams,
   customerParams,
@@ -66,110 +66,128 @@ const signatureTimestamp = (header: string): number | null => {
   return match === null ? null : Number(match[1])
 }
 
+/** The client and settings every call below uses. */
+interface Transport {
+  readonly stripe: Stripe
+  readonly currency: string
+  readonly webhookSecret: Redacted.Redacted
+}
+
+const call = <A>(operation: string, request: () => Promise<A>) =>
+  Effect.tryPromise({ try: request, catch: (error) => failureOf(operation, error) })
+
+const paymentMethodOf = ({ stripe }: Transport, paymentIntentId: string): Effect.Effect<string | null> =>
+  call("payment intent", () => stripe.paymentIntents.retrieve(paymentIntentId)).pipe(
+    Effect.map((intent) => idOf(intent.payment_method)),
+    Effect.catchAll((failure) =>
+      Effect.as(Effect.logWarning("paid checkout reported without its payment method", paymentIntentId, failure.message), null)
+    )
+  )
+
+const createCustomer = ({ stripe }: Transport, request: PortalRequest) => {
+  const { idempotencyKey, params } = customerParams(request)
+  return Effect.map(call("customer", () => stripe.customers.create(params, { idempotencyKey })), (customer) => customer.id)
+}
+
+const createCheckout = ({ currency, stripe }: Transport, request: CheckoutRequest) =>
+  Effect.gen(function*() {
+    const nowMs = yield* Clock.currentTimeMillis
+    const { idempotencyKey, params } = yield* checkoutParams(request, { currency, nowMs })
+    const session = yield* call("checkout session", () => stripe.checkout.sessions.create(params, { idempotencyKey }))
+    if (session.url === null) {
+      return yield* failureOf("checkout session", new Error(`session ${session.id} has no hosted url`))
+    }
+    return { url: session.url, processorRef: session.id, customerId: idOf(session.customer) }
+  }).pipe(Effect.withSpan("StripeProcessor.createCheckout", {
+    attributes: { "billing.checkout_id": request.checkoutId, "billing.amount_micros": request.amountMicros }
+  }))
+
+const createPortal = (transport: Transport, request: PortalRequest) =>
+  Effect.gen(function*() {
+    const customerId = request.customerId ?? (yield* createCustomer(transport, request))
+    const session = yield* call(
+      "billing portal session",
+      () => transport.stripe.billingPortal.sessions.create(portalParams(customerId, request.returnUrl))
+    )
+    return { url: session.url, customerId }
+  }).pipe(Effect.withSpan("StripeProcessor.createPortal", {
+    attributes: { "billing.organization_id": request.organizationId }
+  }))
+
+const chargeOffSession = ({ currency, stripe }: Transport, charge: OffSessionCharge) =>
+  Effect.gen(function*() {
+    const { idempotencyKey, params } = yield* offSessionParams(charge, currency)
+    const answer = yield* Effect.either(Effect.tryPromise({
+      try: () => stripe.paymentIntents.create(params, { idempotencyKey }),
+      catch: (error) => error
+    }))
+    const outcome: ChargeOutcome = answer._tag === "Right"
+      ? yield* outcomeOfIntent(answer.right)
+      : yield* outcomeOfError(answer.left)
+    yield* Effect.annotateCurrentSpan("billing.charge_status", outcome.status)
+    return outcome
+  }).pipe(Effect.withSpan("StripeProcessor.chargeOffSession", {
+    attributes: { "billing.organization_id": charge.organizationId, "billing.amount_micros": charge.amountMicros }
+  }))
+
+/** The event a signed body carries, verified with the SDK at `now` (Unix milliseconds), or why it is refused. */
+const verifiedEvent = ({ currency, stripe, webhookSecret }: Transport, rawBody: string, signatureHeader: string, now: number) =>
+  Effect.try({
+    try: () =>
+      translateEvent(
+        stripe.webhooks.constructEvent(
+          rawBody,
+          signatureHeader,
+          Redacted.value(webhookSecret),
+          WEBHOOK_TOLERANCE_SECONDS,
+          undefined,
+          Math.floor(now / 1000)
+        ),
+        currency
+      ),
+    catch: (error) =>
+      new InvalidWebhook({
+        message: error instanceof Stripe.errors.StripeSignatureVerificationError
+          ? `signature verification failed: ${error.message}`
+          : "the webhook body is not a Stripe event"
+      })
+  })
+
+const parseWebhook = (transport: Transport, rawBody: string, signatureHeader: string | undefined) =>
+  Effect.gen(function*() {
+    if (signatureHeader === undefined || signatureHeader.trim() === "") {
+      return yield* new InvalidWebhook({ message: "the Stripe-Signature header is missing" })
+    }
+    const now = yield* Clock.currentTimeMillis
+    const signedAt = signatureTimestamp(signatureHeader)
+    if (signedAt === null || Math.abs(now / 1000 - signedAt) > WEBHOOK_TOLERANCE_SECONDS) {
+      return yield* new InvalidWebhook({
+        message: `signature verification failed: the signature's timestamp is missing or more than ` +
+          `${WEBHOOK_TOLERANCE_SECONDS} seconds from now`
+      })
+    }
+    const translated = yield* verifiedEvent(transport, rawBody, signatureHeader, now)
+    if (translated.event.kind !== "checkout_completed" || translated.paymentIntentId === null) {
+      return translated.event
+    }
+    const paymentMethodId = yield* paymentMethodOf(transport, translated.paymentIntentId)
+    const completed: ProcessorEvent = { ...translated.event, paymentMethodId }
+    return completed
+  }).pipe(Effect.withSpan("StripeProcessor.parseWebhook"))
+
 const make = (options: StripeProcessorOptions) =>
   Effect.sync(() => {
-    const stripe = stripeClient(options)
-    const currency = options.currency ?? "usd"
-    const call = <A>(operation: string, request: () => Promise<A>) =>
-      Effect.tryPromise({ try: request, catch: (error) => failureOf(operation, error) })
-
-    const paymentMethodOf = (paymentIntentId: string): Effect.Effect<string | null> =>
-      call("payment intent", () => stripe.paymentIntents.retrieve(paymentIntentId)).pipe(
-        Effect.map((intent) => idOf(intent.payment_method)),
-        Effect.catchAll((failure) =>
-          Effect.as(Effect.logWarning("paid checkout reported without its payment method", paymentIntentId, failure.message), null)
-        )
-      )
-
-    const createCustomer = (request: PortalRequest) => {
-      const { idempotencyKey, params } = customerParams(request)
-      return Effect.map(call("customer", () => stripe.customers.create(params, { idempotencyKey })), (customer) => customer.id)
+    const transport: Transport = {
+      stripe: stripeClient(options),
+      currency: options.currency ?? "usd",
+      webhookSecret: options.webhookSecret
     }
-
-    const chargeOffSession = (charge: OffSessionCharge) =>
-      Effect.gen(function*() {
-        const { idempotencyKey, params } = yield* offSessionParams(charge, currency)
-        const answer = yield* Effect.either(Effect.tryPromise({
-          try: () => stripe.paymentIntents.create(params, { idempotencyKey }),
-          catch: (error) => error
-        }))
-        const outcome: ChargeOutcome = answer._tag === "Right"
-          ? yield* outcomeOfIntent(answer.right)
-          : yield* outcomeOfError(answer.left)
-        yield* Effect.annotateCurrentSpan("billing.charge_status", outcome.status)
-        return outcome
-      }).pipe(Effect.withSpan("StripeProcessor.chargeOffSession", {
-        attributes: { "billing.organization_id": charge.organizationId, "billing.amount_micros": charge.amountMicros }
-      }))
-
-    const parseWebhook = (rawBody: string, signatureHeader: string | undefined) =>
-      Effect.gen(function*() {
-        if (signatureHeader === undefined || signatureHeader.trim() === "") {
-          return yield* new InvalidWebhook({ message: "the Stripe-Signature header is missing" })
-        }
-        const now = yield* Clock.currentTimeMillis
-        const signedAt = signatureTimestamp(signatureHeader)
-        if (signedAt === null || Math.abs(now / 1000 - signedAt) > WEBHOOK_TOLERANCE_SECONDS) {
-          return yield* new InvalidWebhook({
-            message: `signature verification failed: the signature's timestamp is missing or more than ` +
-              `${WEBHOOK_TOLERANCE_SECONDS} seconds from now`
-          })
-        }
-        const translated = yield* Effect.try({
-          try: () =>
-            translateEvent(
-              stripe.webhooks.constructEvent(
-                rawBody,
-                signatureHeader,
-                Redacted.value(options.webhookSecret),
-                WEBHOOK_TOLERANCE_SECONDS,
-                undefined,
-                Math.floor(now / 1000)
-              ),
-              currency
-            ),
-          catch: (error) =>
-            new InvalidWebhook({
-              message: error instanceof Stripe.errors.StripeSignatureVerificationError
-                ? `signature verification failed: ${error.message}`
-                : "the webhook body is not a Stripe event"
-            })
-        })
-        if (translated.event.kind !== "checkout_completed" || translated.paymentIntentId === null) {
-          return translated.event
-        }
-        const paymentMethodId = yield* paymentMethodOf(translated.paymentIntentId)
-        const completed: ProcessorEvent = { ...translated.event, paymentMethodId }
-        return completed
-      }).pipe(Effect.withSpan("StripeProcessor.parseWebhook"))
-
     return PaymentProcessor.of({
       name: "stripe",
-      createCheckout: (request) =>
-        Effect.gen(function*() {
-          const nowMs = yield* Clock.currentTimeMillis
-          const { idempotencyKey, params } = yield* checkoutParams(request, { currency, nowMs })
-          const session = yield* call("checkout session", () => stripe.checkout.sessions.create(params, { idempotencyKey }))
-          if (session.url === null) {
-            return yield* failureOf("checkout session", new Error(`session ${session.id} has no hosted url`))
-          }
-          return { url: session.url, processorRef: session.id, customerId: idOf(session.customer) }
-        }).pipe(Effect.withSpan("StripeProcessor.createCheckout", {
-          attributes: { "billing.checkout_id": request.checkoutId, "billing.amount_micros": request.amountMicros }
-        })),
-      createPortal: (request) =>
-        Effect.gen(function*() {
-          const customerId = request.customerId ?? (yield* createCustomer(request))
-          const session = yield* call(
-            "billing portal session",
-            () => stripe.billingPortal.sessions.create(portalParams(customerId, request.returnUrl))
-          )
-          return { url: session.url, customerId }
-        }).pipe(Effect.withSpan("StripeProcessor.createPortal", {
-          attributes: { "billing.organization_id": request.organizationId }
-        })),
-      chargeOffSession,
-      parseWebhook
+      createCheckout: (request) => createCheckout(transport, request),
+      createPortal: (request) => createPortal(transport, request),
+      chargeOffSession: (charge) => chargeOffSession(transport, charge),
+      parseWebhook: (rawBody, signature) => parseWebhook(transport, rawBody, signature)
     })
   })
 

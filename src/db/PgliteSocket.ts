@@ -75,35 +75,57 @@ export interface PgliteSocketServer {
   readonly address: () => string | { readonly host: string; readonly port: number }
 }
 
-/** Serves `db` on a Unix socket path, or on host and port (0 picks one). */
-export const servePglite = (
-  db: PGlite,
-  where: { readonly path: string } | { readonly host: string; readonly port: number }
-): Promise<PgliteSocketServer> => {
-  const queue: Array<Turn> = []
-  const connections = new Set<Connection>()
-  let owner: Connection | null = null
-  let running = false
+/**
+ * The turns of every connection, run one at a time on the database: in arrival order, except that a connection
+ * holding a transaction open is served alone until it ends it.
+ */
+class Turns {
+  private readonly queue: Array<Turn> = []
+  readonly connections = new Set<Connection>()
+  private owner: Connection | null = null
+  private running = false
 
-  const next = (): Turn | undefined => {
-    if (owner !== null && !owner.closed) {
-      const index = queue.findIndex((turn) => turn.connection === owner)
-      return index === -1 ? undefined : queue.splice(index, 1)[0]
-    }
-    owner = null
-    return queue.shift()
+  constructor(private readonly db: PGlite) {}
+
+  submit(turn: Turn): void {
+    this.queue.push(turn)
+    void this.drain()
   }
 
-  const drain = async () => {
-    if (running) return
-    running = true
+  /** Forgets a closed connection's turns and rolls back the transaction it left open. */
+  async release(connection: Connection): Promise<void> {
+    connection.closed = true
+    this.connections.delete(connection)
+    for (let index = this.queue.length - 1; index >= 0; index--) {
+      if (this.queue[index]!.connection === connection) this.queue.splice(index, 1)
+    }
+    if (this.owner === connection) {
+      this.owner = null
+      if (this.db.isInTransaction()) await this.db.exec("ROLLBACK").catch(() => undefined)
+    }
+    void this.drain()
+  }
+
+  private next(): Turn | undefined {
+    if (this.owner !== null && !this.owner.closed) {
+      const owner = this.owner
+      const index = this.queue.findIndex((turn) => turn.connection === owner)
+      return index === -1 ? undefined : this.queue.splice(index, 1)[0]
+    }
+    this.owner = null
+    return this.queue.shift()
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return
+    this.running = true
     try {
-      for (let turn = next(); turn !== undefined; turn = next()) {
+      for (let turn = this.next(); turn !== undefined; turn = this.next()) {
         const { connection, bytes } = turn
         if (connection.closed) continue
         try {
-          await db.runExclusive(() =>
-            db.execProtocolRawStream(bytes, {
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(bytes, {
               onRawData: (data) => {
                 if (!connection.closed && data.length > 0) connection.socket.write(Buffer.from(data))
               }
@@ -112,46 +134,28 @@ export const servePglite = (
         } catch {
           connection.socket.destroy()
         }
-        owner = db.isInTransaction() ? connection : null
+        this.owner = this.db.isInTransaction() ? connection : null
       }
     } finally {
-      running = false
+      this.running = false
     }
   }
+}
 
-  const release = async (connection: Connection) => {
-    connection.closed = true
-    connections.delete(connection)
-    for (let index = queue.length - 1; index >= 0; index--) {
-      if (queue[index]!.connection === connection) queue.splice(index, 1)
-    }
-    if (owner === connection) {
-      owner = null
-      if (db.isInTransaction()) await db.exec("ROLLBACK").catch(() => undefined)
-    }
-    void drain()
-  }
-
-  const server: Server = createServer((socket) => {
-    socket.setNoDelay(true)
-    const connection = new Connection(socket, (turn) => {
-      queue.push(turn)
-      void drain()
-    })
-    connections.add(connection)
-    socket.on("data", (chunk: Buffer) => connection.receive(chunk))
-    socket.on("error", () => socket.destroy())
-    socket.on("close", () => void release(connection))
-  })
-
-  return new Promise((resolve, reject) => {
+/** Resolves once `server` listens where asked, with the handle that stops it. */
+const listening = (
+  server: Server,
+  turns: Turns,
+  where: { readonly path: string } | { readonly host: string; readonly port: number }
+): Promise<PgliteSocketServer> =>
+  new Promise((resolve, reject) => {
     server.once("error", reject)
     const ready = () => {
       server.off("error", reject)
       resolve({
         stop: () =>
           new Promise<void>((done) => {
-            for (const connection of connections) connection.socket.destroy()
+            for (const connection of turns.connections) connection.socket.destroy()
             server.close(() => done())
           }),
         address: () => {
@@ -165,4 +169,20 @@ export const servePglite = (
     if ("path" in where) server.listen(where.path, ready)
     else server.listen(where.port, where.host, ready)
   })
+
+/** Serves `db` on a Unix socket path, or on host and port (0 picks one). */
+export const servePglite = (
+  db: PGlite,
+  where: { readonly path: string } | { readonly host: string; readonly port: number }
+): Promise<PgliteSocketServer> => {
+  const turns = new Turns(db)
+  const server: Server = createServer((socket) => {
+    socket.setNoDelay(true)
+    const connection = new Connection(socket, (turn) => turns.submit(turn))
+    turns.connections.add(connection)
+    socket.on("data", (chunk: Buffer) => connection.receive(chunk))
+    socket.on("error", () => socket.destroy())
+    socket.on("close", () => void turns.release(connection))
+  })
+  return listening(server, turns, where)
 }

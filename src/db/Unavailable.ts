@@ -3,10 +3,13 @@
  * is `503 database_unavailable`: the service fails closed and the caller retries. A statement PostgreSQL refused
  * for its data (a value it cannot store, a broken constraint, an error in the statement) is not the database being
  * down: it is a defect of this service (the boundary should have refused the input), so it becomes a logged
- * `500 internal_error` instead of sending the caller to retry a request that can never succeed.
+ * `500 internal_error` instead of sending the caller to retry a request that can never succeed. The mapping is
+ * applied once, at each repository's edge (`orUnavailable` on its statements, `transactionOrUnavailable` on a
+ * transaction it owns), so services and the HTTP boundary see the contract's errors only.
  */
+import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { DatabaseUnavailable } from "../../schema/Errors.js"
 
 /**
@@ -45,3 +48,18 @@ export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>
   Exclude<E, SqlError> | DatabaseUnavailable,
   R
 > => Effect.catchIf(effect, isSqlError, unavailableOrDie) as any
+
+/**
+ * Runs `effect` in one transaction, mapped as `orUnavailable` maps a statement: whatever fails inside, and the
+ * transaction's own BEGIN, COMMIT or ROLLBACK (which the SQL client raises as a defect), is `database_unavailable`,
+ * or a defect for a statement refused for its data. For a repository that owns a transaction spanning several calls.
+ */
+export const transactionOrUnavailable = <A, E, R>(
+  sql: SqlClient.SqlClient,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R> =>
+  orUnavailable(sql.withTransaction(effect)).pipe(
+    Effect.catchSomeDefect((defect) =>
+      isSqlError(defect) && !isDataError(defect) ? Option.some(unavailableOrDie(defect)) : Option.none()
+    )
+  )

@@ -2,16 +2,15 @@
  * The edge every request passes: it fixes the request id (header on every response, `request_id` in every JSON
  * error), answers CORS (a preflight only on a path that exists), refuses odd paths and `HEAD` (404 on an unknown
  * path, 405 on a known one), holds the 1 MiB body limit on the routes nothing else reads a body for, and maps whatever escaped the router
- * into the contract: 404/405 with empty bodies, decoding failures in the route's rejection style, database failures
- * as `503 database_unavailable` (a statement refused for its data is a defect, not the database being down), and
- * anything unexpected as `500 internal_error`, logged with its cause.
+ * into the contract: 404/405 with empty bodies, decoding failures in the route's rejection style, the contract's
+ * errors as they are, and anything unexpected as `500 internal_error`, logged with its cause. Database failures
+ * arrive here already mapped (`database_unavailable`, at each repository's edge: db/Unavailable.ts).
  */
 import { HttpApiError, HttpApp, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, FiberRef, Option } from "effect"
 import { MiB } from "../../schema/Annotations.js"
 import {
   CurrentRequestId,
-  DatabaseUnavailable,
   ErrorClasses,
   InternalError,
   JsonDataRejection,
@@ -20,8 +19,6 @@ import {
   QueryStringRejection,
   UnsupportedMediaTypeRejection
 } from "../../schema/Errors.js"
-import type { SqlError } from "@effect/sql/SqlError"
-import { isDataError } from "../db/Unavailable.js"
 import type { Cors } from "./Cors.js"
 import { badBody, CurrentStyle, describeIssue, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
@@ -61,10 +58,6 @@ const mapCause = (table: RouteTable, path: string) => (cause: Cause.Cause<unknow
       }
       const tag = tagOf(error)
       if (tag !== undefined && knownTags.has(tag)) return yield* Effect.failCause(cause)
-      if (tag === "SqlError" && !isDataError(error as SqlError)) {
-        yield* Effect.logWarning("database failure", cause)
-        return yield* new DatabaseUnavailable({ message: "the database is not answering" })
-      }
       return yield* unexpected(cause)
     }
     const defect = Cause.dieOption(cause)
@@ -73,10 +66,6 @@ const mapCause = (table: RouteTable, path: string) => (cause: Cause.Cause<unknow
       if (error instanceof HttpServerError.RequestError && error.cause instanceof SyntaxError) {
         const style = (yield* FiberRef.get(CurrentStyle)) ?? "json"
         return yield* notJson(style, error.cause.message)
-      }
-      if (tagOf(error) === "SqlError" && !isDataError(error as SqlError)) {
-        yield* Effect.logWarning("database failure", cause)
-        return yield* new DatabaseUnavailable({ message: "the database is not answering" })
       }
       return yield* unexpected(cause)
     }

@@ -9,7 +9,7 @@ import type { Principal } from "../../schema/Auth.js"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import type { Scope } from "../../schema/Scope.js"
 import { KeyCredentials, type KeyUse } from "../auth/KeyCredentials.js"
-import { orUnavailable } from "../db/Unavailable.js"
+import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
 import { type KeyLimits, type KeyPeriod, keyPositionSql, periodStart } from "../ledger/KeyAccounts.js"
 
 /** A stored key (never its secret). */
@@ -192,7 +192,7 @@ const make = Effect.gen(function*() {
         )
       ),
     setLimits: (organizationId, keyId, limits) =>
-      orUnavailable(sql.withTransaction(Effect.gen(function*() {
+      transactionOrUnavailable(sql, Effect.gen(function*() {
         const [current] = yield* sql<{ period: KeyPeriod; runs_per_minute: number | null; created_at: Date }>`
           SELECT k.period, k.runs_per_minute, a.created_at FROM key_accounts k JOIN api_keys a ON a.id = k.key_id
           WHERE k.key_id = ${keyId} AND a.organization_id = ${organizationId} AND a.state = 'active'
@@ -212,7 +212,7 @@ const make = Effect.gen(function*() {
             WHERE key_id = ${keyId}`
         }
         return Option.some(undefined)
-      }))),
+      })),
     hashOf: (keyId) =>
       orUnavailable(
         Effect.map(

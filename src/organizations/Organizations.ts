@@ -3,16 +3,20 @@
  * for a verified owner's first organization, the sign-up credit, in one transaction), membership, and the embedded
  * database's first-start bootstrap.
  */
-import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { Roles, Scopes } from "../../schema/Scope.js"
-import { SignupCredit } from "../billing/SignupCredit.js"
-import { orUnavailable } from "../db/Unavailable.js"
+import { SignupCredit, type SignupCreditService } from "../billing/SignupCredit.js"
 import { newOrganizationId, newUserId } from "../ids/Ids.js"
-import { Keys } from "../keys/Keys.js"
-import { CreditStore } from "../ledger/CreditStore.js"
-import { type MemberInput, type MemberRow, type OrganizationRow, OrganizationsRepo } from "./OrganizationsRepo.js"
+import { Keys, type KeysService } from "../keys/Keys.js"
+import { CreditStore, type CreditStoreService } from "../ledger/CreditStore.js"
+import {
+  type MemberInput,
+  type MemberRow,
+  type OrganizationRow,
+  OrganizationsRepo,
+  type OrganizationsRepoService
+} from "./OrganizationsRepo.js"
 
 /** What `org create` asks for. */
 export interface NewOrganization {
@@ -50,66 +54,77 @@ export interface OrganizationsService {
 const UserIdPattern = /^[A-Za-z0-9._@:-]{1,128}$/
 const EmailPattern = /^[^\s@]+@[^\s@]+$/
 
-const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const repo = yield* OrganizationsRepo
-  const keys = yield* Keys
-  const credit = yield* CreditStore
-  const signupCredit = yield* SignupCredit
+/** What the operations below stand on. */
+interface Deps {
+  readonly repo: OrganizationsRepoService
+  readonly keys: KeysService
+  readonly credit: CreditStoreService
+  readonly signupCredit: SignupCreditService
+}
 
-  const requireOrganization = (id: string) =>
-    Effect.flatMap(repo.getOrganization(id), Option.match({
-      onNone: () => Effect.fail(new InvalidInput({ message: `no organization ${id}` })),
-      onSome: Effect.succeed
+const validateMember = (userId: string, email: string, role: string) =>
+  !UserIdPattern.test(userId)
+    ? Effect.fail(new InvalidInput({ message: "a user id is 1 to 128 characters of A-Z a-z 0-9 . _ @ : -" }))
+    : !EmailPattern.test(email)
+    ? Effect.fail(new InvalidInput({ message: `"${email}" is not an e-mail address` }))
+    : !(Roles as ReadonlyArray<string>).includes(role)
+    ? Effect.fail(new InvalidInput({ message: `role must be one of ${Roles.join(", ")}` }))
+    : Effect.void
+
+const requireOrganization = ({ repo }: Deps): OrganizationsService["requireOrganization"] => (id) =>
+  Effect.flatMap(repo.getOrganization(id), Option.match({
+    onNone: () => Effect.fail(new InvalidInput({ message: `no organization ${id}` })),
+    onSome: Effect.succeed
+  }))
+
+const create = ({ credit, keys, repo, signupCredit }: Deps): OrganizationsService["create"] => (input) =>
+  Effect.gen(function*() {
+    const name = input.name.trim()
+    if (name === "" || name.length > 200) return yield* Effect.fail(new InvalidInput({ message: "a name is 1 to 200 characters" }))
+    const ownerId = input.ownerId ?? newUserId()
+    yield* validateMember(ownerId, input.ownerEmail, "owner")
+    const organizationId = newOrganizationId()
+    const key = yield* repo.transaction(Effect.gen(function*() {
+      yield* repo.insertOrganization({ id: organizationId, name, billingEnabled: input.billing })
+      yield* credit.open(organizationId)
+      yield* repo.upsertMember({
+        organizationId,
+        userId: ownerId,
+        email: input.ownerEmail.trim().toLowerCase(),
+        verified: input.verified,
+        role: "owner"
+      })
+      if (input.verified) yield* signupCredit.grant(organizationId, input.ownerEmail)
+      return yield* keys.issue({
+        organizationId,
+        name: "owner",
+        principal: { type: "user", id: ownerId },
+        scopes: Scopes,
+        createdBy: ownerId
+      })
     }))
+    return { organization_id: organizationId, owner_user_id: ownerId, key: { id: key.id, secret: key.secret } }
+  })
 
-  const validateMember = (userId: string, email: string, role: string) =>
-    !UserIdPattern.test(userId)
-      ? Effect.fail(new InvalidInput({ message: "a user id is 1 to 128 characters of A-Z a-z 0-9 . _ @ : -" }))
-      : !EmailPattern.test(email)
-      ? Effect.fail(new InvalidInput({ message: `"${email}" is not an e-mail address` }))
-      : !(Roles as ReadonlyArray<string>).includes(role)
-      ? Effect.fail(new InvalidInput({ message: `role must be one of ${Roles.join(", ")}` }))
-      : Effect.void
-
-  const create = (input: NewOrganization): Effect.Effect<CreatedOrganization, InvalidInput | DatabaseUnavailable> =>
-    Effect.gen(function*() {
-      const name = input.name.trim()
-      if (name === "" || name.length > 200) return yield* Effect.fail(new InvalidInput({ message: "a name is 1 to 200 characters" }))
-      const ownerId = input.ownerId ?? newUserId()
-      yield* validateMember(ownerId, input.ownerEmail, "owner")
-      const organizationId = newOrganizationId()
-      const key = yield* orUnavailable(sql.withTransaction(Effect.gen(function*() {
-        yield* repo.insertOrganization({ id: organizationId, name, billingEnabled: input.billing })
-        yield* credit.open(organizationId)
-        yield* repo.upsertMember({
-          organizationId,
-          userId: ownerId,
-          email: input.ownerEmail.trim().toLowerCase(),
-          verified: input.verified,
-          role: "owner"
-        })
-        if (input.verified) yield* signupCredit.grant(organizationId, input.ownerEmail)
-        return yield* keys.issue({
-          organizationId,
-          name: "owner",
-          principal: { type: "user", id: ownerId },
-          scopes: Scopes,
-          createdBy: ownerId
-        })
-      })))
-      return { organization_id: organizationId, owner_user_id: ownerId, key: { id: key.id, secret: key.secret } }
-    })
-
+const make = Effect.gen(function*() {
+  const deps: Deps = {
+    repo: yield* OrganizationsRepo,
+    keys: yield* Keys,
+    credit: yield* CreditStore,
+    signupCredit: yield* SignupCredit
+  }
+  const { repo } = deps
+  const createOrganization = create(deps)
+  const requireOrganizationOf = requireOrganization(deps)
   return Organizations.of({
-    create,
+    create: createOrganization,
     addMember: (input) =>
       Effect.gen(function*() {
         yield* validateMember(input.userId, input.email, input.role)
-        yield* requireOrganization(input.organizationId)
+        yield* requireOrganizationOf(input.organizationId)
         return yield* repo.upsertMember({ ...input, email: input.email.trim().toLowerCase() })
       }),
-    requireOrganization,
+    requireOrganization: requireOrganizationOf,
     requireMember: (organizationId, userId) =>
       Effect.flatMap(repo.findMember(organizationId, userId), Option.match({
         onNone: () => Effect.fail(new InvalidInput({ message: `${userId} is not a member of ${organizationId}` })),
@@ -118,7 +133,7 @@ const make = Effect.gen(function*() {
     bootstrap: Effect.gen(function*() {
       if (yield* repo.anyOrganization) return Option.none<CreatedOrganization>()
       return Option.some(
-        yield* create({ name: "default", ownerEmail: "owner@localhost", verified: false, billing: false })
+        yield* createOrganization({ name: "default", ownerEmail: "owner@localhost", verified: false, billing: false })
       )
     })
   })

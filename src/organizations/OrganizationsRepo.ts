@@ -1,13 +1,15 @@
 /**
  * The `organizations` and `members` tables (only this module writes them). Its layer also provides the ports other
- * folders read them through: authentication's `MemberRoles` and billing's `OrganizationNames`.
+ * folders read them through: authentication's `MemberRoles` and billing's `OrganizationNames`. Database failures
+ * are mapped here, once (db/Unavailable.ts), also at the edge of the transaction that creates an organization.
  */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { MemberRoles } from "../auth/MemberRoles.js"
 import { OrganizationNames } from "../billing/OrganizationNames.js"
-import { orUnavailable } from "../db/Unavailable.js"
+import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
 
 /** A member of an organization. */
 export interface MemberRow {
@@ -49,6 +51,13 @@ export interface OrganizationsRepoService {
   readonly upsertMember: (member: MemberInput) => Effect.Effect<MemberRow, DatabaseUnavailable>
   /** A member of an organization. */
   readonly findMember: (organizationId: string, userId: string) => Effect.Effect<Option.Option<MemberRow>, DatabaseUnavailable>
+  /**
+   * Runs `effect` in one transaction (the operations above, and the other stores' called inside it, join it), with
+   * database failures, the commit's included, mapped at the transaction's edge.
+   */
+  readonly transaction: <A, E, R>(
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R>
 }
 
 const make = Effect.gen(function*() {
@@ -88,7 +97,8 @@ const make = Effect.gen(function*() {
             WHERE organization_id = ${organizationId} AND user_id = ${userId}`,
           (rows) => Option.fromNullable(rows[0])
         )
-      )
+      ),
+    transaction: (effect) => transactionOrUnavailable(sql, effect)
   })
 })
 

@@ -55,7 +55,7 @@ import {
   LOW_CONFIDENCE_BELOW,
   MAX_RANKING_ENTRIES
 } from "./ScoringConstants.js"
-import { keepTaskTypes, mixTask, type TaskTypeProbability } from "./TaskMix.js"
+import { type BenchmarkWeight, keepTaskTypes, mixTask, type TaskTypeProbability } from "./TaskMix.js"
 import type { Taxonomy } from "./Taxonomy.js"
 
 /** Everything ranking reads: the loaded data, the classified task and the request's policy, weights and filters. */
@@ -132,6 +132,33 @@ const confidenceOf = (input: RankInput) => {
   return { topProbability, typeUnsure, unsureFamily, lowConfidence: typeUnsure || unsureFamily !== null }
 }
 
+/** A candidate's wire entry: its reported figures and what explains its place (`best`: see `bestValues`). */
+const rankingEntry = (
+  catalog: Catalog,
+  candidate: Candidate,
+  score: number,
+  { best, weights }: { readonly weights: ReadonlyArray<BenchmarkWeight>; readonly best: ReadonlyMap<number, number> }
+): RankingEntry => {
+  const { entry } = candidate.model
+  return {
+    id: entry.id,
+    name: entry.name,
+    provider: entry.provider,
+    open_weights: entry.open_weights,
+    score: roundReported(score),
+    blended_price_per_mtok: entry.blended_price_per_mtok,
+    domain_score: roundReported(candidate.quality),
+    expected_quality: roundReported(candidate.quality),
+    uncertainty: roundReported(candidate.uncertainty),
+    estimated_cost_usd: roundReported(candidate.costUsd),
+    estimated_latency_ms: roundReported(candidate.latencyMs),
+    latency_estimated: candidate.model.latencyEstimated,
+    strengths: strengthsOf(catalog, candidate.model, weights),
+    weaknesses: weaknessesOf(catalog, candidate.model, weights, best),
+    imputed: imputedOf(catalog, candidate.model, weights)
+  }
+}
+
 /** Ranks the catalog for the task; pure. Throws only when `topTaskType` is not in the taxonomy (a caller bug). */
 export const rank = (input: RankInput): RankOutcome => {
   const { catalog, policy } = input
@@ -159,26 +186,9 @@ export const rank = (input: RankInput): RankOutcome => {
     ? scoreCostEfficient(candidates, bar)
     : scoreByQuality(candidates)
   const best = bestValues(eligible, weights)
-  const ranking = scored.slice(0, MAX_RANKING_ENTRIES).map(({ candidate, score }): RankingEntry => {
-    const { entry } = candidate.model
-    return {
-      id: entry.id,
-      name: entry.name,
-      provider: entry.provider,
-      open_weights: entry.open_weights,
-      score: roundReported(score),
-      blended_price_per_mtok: entry.blended_price_per_mtok,
-      domain_score: roundReported(candidate.quality),
-      expected_quality: roundReported(candidate.quality),
-      uncertainty: roundReported(candidate.uncertainty),
-      estimated_cost_usd: roundReported(candidate.costUsd),
-      estimated_latency_ms: roundReported(candidate.latencyMs),
-      latency_estimated: candidate.model.latencyEstimated,
-      strengths: strengthsOf(catalog, candidate.model, weights),
-      weaknesses: weaknessesOf(catalog, candidate.model, weights, best),
-      imputed: imputedOf(catalog, candidate.model, weights)
-    }
-  })
+  const ranking = scored.slice(0, MAX_RANKING_ENTRIES).map(({ candidate, score }) =>
+    rankingEntry(catalog, candidate, score, { weights, best })
+  )
   const { lowConfidence, topProbability, typeUnsure, unsureFamily } = confidenceOf(input)
   const barred = policy === "balanced" || policy === "cost_efficient"
   return {

@@ -62,11 +62,8 @@ const unknownIn = (catalog: Catalog, field: "include" | "exclude", ids: Readonly
   })
 }
 
-/** Checks a decoded body against the catalog and the taxonomy; the first problem in the order above wins. */
-export const checkSelectRequest = (
-  request: SelectRequest,
-  data: { readonly catalog: Catalog; readonly taxonomy: Taxonomy }
-): Either.Either<SelectionRequest, SelectRequestError> => {
+/** The whole task as one text: exactly one of `prompt` (not blank) and `messages` (not empty) is sent. */
+const taskText = (request: SelectRequest): Either.Either<string, InvalidBody> => {
   const prompt = request.prompt ?? undefined
   const messages = request.messages ?? undefined
   if ((prompt === undefined) === (messages === undefined)) {
@@ -75,10 +72,25 @@ export const checkSelectRequest = (
   if (messages !== undefined && messages.length === 0) {
     return Either.left(new InvalidBody({ message: "messages: at least one turn is needed" }))
   }
-  const text = messages === undefined ? prompt! : renderMessages(messages)
   if (prompt !== undefined && prompt.trim() === "") {
     return Either.left(new InvalidBody({ message: "prompt: the task text is empty" }))
   }
+  return Either.right(messages === undefined ? prompt! : renderMessages(messages))
+}
+
+/** The request's choices. */
+interface Choices {
+  readonly policy: string
+  readonly taskType: string | undefined
+  readonly domain: string | undefined
+  readonly weights: NonNullable<SelectRequest["weights"]> | null
+}
+
+/** The request's choices, checked: a known policy, task type and domain, and weights only with `balanced`. */
+const checkChoices = (
+  request: SelectRequest,
+  taxonomy: Taxonomy
+): Either.Either<Choices, InvalidBody | InvalidPolicy | WeightsRequireBalanced> => {
   const policy = request.policy ?? "balanced"
   if (!(ROUTER_POLICIES as ReadonlyArray<string>).includes(policy)) {
     return Either.left(new InvalidPolicy({
@@ -86,15 +98,15 @@ export const checkSelectRequest = (
     }))
   }
   const taskType = request.task_type ?? undefined
-  if (taskType !== undefined && !data.taxonomy.taskTypesById.has(taskType)) {
+  if (taskType !== undefined && !taxonomy.taskTypesById.has(taskType)) {
     return Either.left(new InvalidBody({
       message: `task_type: unknown task type ${quote(taskType)} (see GET /v1/router/task-types)`
     }))
   }
   const domain = request.domain ?? undefined
-  if (domain !== undefined && !data.taxonomy.families.includes(domain)) {
+  if (domain !== undefined && !taxonomy.families.includes(domain)) {
     return Either.left(new InvalidBody({
-      message: `domain: unknown domain ${quote(domain)} (expected one of ${data.taxonomy.families.join(", ")})`
+      message: `domain: unknown domain ${quote(domain)} (expected one of ${taxonomy.families.join(", ")})`
     }))
   }
   const weights = request.weights ?? null
@@ -103,12 +115,25 @@ export const checkSelectRequest = (
       message: `weights apply to the balanced policy only; this request uses ${policy}`
     }))
   }
+  return Either.right({ policy, taskType, domain, weights })
+}
+
+/** Checks a decoded body against the catalog and the taxonomy; the first problem in the order above wins. */
+export const checkSelectRequest = (
+  request: SelectRequest,
+  data: { readonly catalog: Catalog; readonly taxonomy: Taxonomy }
+): Either.Either<SelectionRequest, SelectRequestError> => {
+  const text = taskText(request)
+  if (Either.isLeft(text)) return Either.left(text.left)
+  const choices = checkChoices(request, data.taxonomy)
+  if (Either.isLeft(choices)) return Either.left(choices.left)
+  const { domain, policy, taskType, weights } = choices.right
   const filters = request.models ?? {}
   const unknown = unknownIn(data.catalog, "include", filters.include) ?? unknownIn(data.catalog, "exclude", filters.exclude)
   if (unknown !== null) return Either.left(unknown)
   const latency = request.latency ?? "standard"
   return Either.right({
-    text,
+    text: text.right,
     policy: policy as RouterPolicy,
     fixed: { ...(taskType === undefined ? {} : { taskType }), ...(domain === undefined ? {} : { domain }) },
     latency,
@@ -117,7 +142,7 @@ export const checkSelectRequest = (
       : { quality: weights.quality ?? 0, cost: weights.cost ?? 0, speed: weights.speed ?? 0 },
     filters,
     maxLatencyMs: request.max_latency_ms ?? null,
-    inputTokensEst: Math.ceil(utf8Bytes(text) / 4),
+    inputTokensEst: Math.ceil(utf8Bytes(text.right) / 4),
     digest: canonicalDigest({
       kind: "router_select",
       ...(withoutNulls(request) as object),

@@ -69,6 +69,37 @@ const shape = (id: string, wire: WireQuestion): Either.Either<Shaped, string> =>
 
 const alternativesOf = (question: Shaped): string => question.options.map((option) => option.name).join(", ")
 
+/** An `ask_if` entry's condition on `found` (the question it names), or what is wrong with it. */
+const askIfCondition = (
+  where: string,
+  target: string,
+  found: Shaped,
+  answers: NonNullable<WireQuestion["ask_if"]>[string]
+): Condition | string => {
+  if (!Array.isArray(answers) || answers.length === 0) {
+    return `${where}: ask_if ${quote(target)} needs at least one answer`
+  }
+  const wrong = answers.find((answer) => !found.options.some((option) => option.name === answer))
+  if (wrong !== undefined) {
+    return `${where}: ask_if ${quote(target)} lists ${quote(String(wrong))}, which is not an answer of ${quote(target)} ` +
+      `(expected one of ${alternativesOf(found)})`
+  }
+  return { kind: "answer_in", question: target, answers: [...answers] }
+}
+
+/** What is wrong with a service condition on `found` (the question it names), if anything. */
+const internalConditionProblem = (
+  where: string,
+  condition: ProbabilityAtLeastCondition,
+  found: Shaped
+): string | undefined =>
+  !found.options.some((option) => option.name === condition.alternative)
+    ? `${where}: condition on ${quote(condition.question)} names ${quote(condition.alternative)}, which is not ` +
+      `an answer of it (expected one of ${alternativesOf(found)})`
+    : !(condition.min >= 0 && condition.min <= 1)
+    ? `${where}: condition minimum ${condition.min} is outside 0 to 1`
+    : undefined
+
 const references = (
   question: Shaped,
   byId: ReadonlyMap<string, Shaped>,
@@ -92,31 +123,16 @@ const references = (
   for (const [target, answers] of Object.entries(question.wire.ask_if ?? {})) {
     const found = named("ask_if", target)
     if (typeof found === "string") return Either.left(found)
-    if (!Array.isArray(answers) || answers.length === 0) {
-      return Either.left(`${where}: ask_if ${quote(target)} needs at least one answer`)
-    }
-    const wrong = answers.find((answer) => !found.options.some((option) => option.name === answer))
-    if (wrong !== undefined) {
-      return Either.left(
-        `${where}: ask_if ${quote(target)} lists ${quote(String(wrong))}, which is not an answer of ${quote(target)} ` +
-          `(expected one of ${alternativesOf(found)})`
-      )
-    }
-    conditions.push({ kind: "answer_in", question: target, answers: [...answers] })
+    const condition = askIfCondition(where, target, found, answers)
+    if (typeof condition === "string") return Either.left(condition)
+    conditions.push(condition)
     depend(target)
   }
   for (const condition of internal) {
     const found = named("condition", condition.question)
     if (typeof found === "string") return Either.left(found)
-    if (!found.options.some((option) => option.name === condition.alternative)) {
-      return Either.left(
-        `${where}: condition on ${quote(condition.question)} names ${quote(condition.alternative)}, which is not ` +
-          `an answer of it (expected one of ${alternativesOf(found)})`
-      )
-    }
-    if (!(condition.min >= 0 && condition.min <= 1)) {
-      return Either.left(`${where}: condition minimum ${condition.min} is outside 0 to 1`)
-    }
+    const problem = internalConditionProblem(where, condition, found)
+    if (problem !== undefined) return Either.left(problem)
     conditions.push(condition)
     depend(condition.question)
   }

@@ -107,46 +107,49 @@ const estimateInput = (
     }))
     : checkInputEstimate(kind, inputEstimate({ promptBytes: promptBytes(prompt), contractBytes: contractBytes(contract) }))
 
-/** Compiles a request; the first problem in check order wins. */
-export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Either.Either<RunSpec, RunSpecError> => {
-  if (present(request.state) === present(request.messages)) {
-    return invalidBody("send exactly one of `state` and `messages`")
+/** A request's prompt: its rendering (undefined once past the input limit) and the part of the digest it is. */
+interface RenderedPrompt {
+  readonly prompt: string | undefined
+  readonly promptPart: { readonly messages: RunRequest["messages"] } | { readonly state: RunRequest["state"] }
+}
+
+/** A decision request's own checks, after its prompt's (step 5: questions, model, hint; then 6). */
+const compileDecision = (
+  request: RunRequest,
+  model: DecisionModelNames,
+  { prompt, promptPart }: RenderedPrompt
+): Either.Either<RunSpec, RunSpecError> => {
+  if (request.schema !== undefined) return invalidBody("`schema` belongs to verdict runs")
+  const plan = compileQuestions(request.questions ?? {})
+  if (Either.isLeft(plan)) return Either.left(plan.left)
+  if (request.model !== undefined && request.model !== model.id && request.model !== model.alias) {
+    return Either.left(new UnknownModel({
+      message: `model must be ${JSON.stringify(model.id)} or ${JSON.stringify(model.alias)}`
+    }))
   }
-  if (request.messages !== undefined && request.messages.length === 0) return invalidBody("`messages` is empty")
-  // Rendering stops once the text is certainly over the input limit (4 bytes per token, a code unit at least a byte).
-  const prompt = request.messages !== undefined
-    ? renderMessages(request.messages)
-    : renderState(request.state, 4 * inputLimit(request.kind) + 1)
-  const promptPart = request.messages !== undefined ? { messages: request.messages } : { state: request.state }
-  if (request.kind === "decision") {
-    if (request.schema !== undefined) return invalidBody("`schema` belongs to verdict runs")
-    const plan = compileQuestions(request.questions ?? {})
-    if (Either.isLeft(plan)) return Either.left(plan.left)
-    if (request.model !== undefined && request.model !== model.id && request.model !== model.alias) {
-      return Either.left(new UnknownModel({
-        message: `model must be ${JSON.stringify(model.id)} or ${JSON.stringify(model.alias)}`
-      }))
-    }
-    const hint = checkCapabilityHint(request.capability_hint)
-    if (Either.isLeft(hint)) return Either.left(hint.left)
-    const draws = request.draws ?? 1
-    const thinkTokens = request.think_tokens ?? 0
-    const contract = { instructions: request.instructions, questions: request.questions }
-    const estimate = estimateInput("decision", prompt, contract)
-    if (Either.isLeft(estimate)) return Either.left(estimate.left)
-    return Either.right({
-      kind: "decision",
-      plan: plan.right,
-      prompt: prompt!,
-      inputDigest: canonicalDigest({ kind: "decision", ...promptPart, ...contract, draws, think_tokens: thinkTokens }),
-      inputTokens: estimate.right,
-      deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.right),
-      holdTokens: decisionHoldTokens(estimate.right, plan.right.questions.length, draws, thinkTokens, request.max_output_tokens),
-      draws,
-      thinkTokens,
-      maxOutputTokens: request.max_output_tokens
-    })
-  }
+  const hint = checkCapabilityHint(request.capability_hint)
+  if (Either.isLeft(hint)) return Either.left(hint.left)
+  const draws = request.draws ?? 1
+  const thinkTokens = request.think_tokens ?? 0
+  const contract = { instructions: request.instructions, questions: request.questions }
+  const estimate = estimateInput("decision", prompt, contract)
+  if (Either.isLeft(estimate)) return Either.left(estimate.left)
+  return Either.right({
+    kind: "decision",
+    plan: plan.right,
+    prompt: prompt!,
+    inputDigest: canonicalDigest({ kind: "decision", ...promptPart, ...contract, draws, think_tokens: thinkTokens }),
+    inputTokens: estimate.right,
+    deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.right),
+    holdTokens: decisionHoldTokens(estimate.right, plan.right.questions.length, draws, thinkTokens, request.max_output_tokens),
+    draws,
+    thinkTokens,
+    maxOutputTokens: request.max_output_tokens
+  })
+}
+
+/** A verdict request's own checks, after its prompt's (step 5: decision fields, deadline, schema, hint; then 6). */
+const compileVerdict = (request: RunRequest, { prompt, promptPart }: RenderedPrompt): Either.Either<RunSpec, RunSpecError> => {
   for (const field of ["questions", "draws", "think_tokens", "model"] as const) {
     if (request[field] !== undefined) return invalidBody(`\`${field}\` belongs to decision runs`)
   }
@@ -172,6 +175,22 @@ export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): 
     thinkTokens: 0,
     maxOutputTokens: request.max_output_tokens
   })
+}
+
+/** Compiles a request; the first problem in check order wins. */
+export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Either.Either<RunSpec, RunSpecError> => {
+  if (present(request.state) === present(request.messages)) {
+    return invalidBody("send exactly one of `state` and `messages`")
+  }
+  if (request.messages !== undefined && request.messages.length === 0) return invalidBody("`messages` is empty")
+  // Rendering stops once the text is certainly over the input limit (4 bytes per token, a code unit at least a byte).
+  const rendered: RenderedPrompt = {
+    prompt: request.messages !== undefined
+      ? renderMessages(request.messages)
+      : renderState(request.state, 4 * inputLimit(request.kind) + 1),
+    promptPart: request.messages !== undefined ? { messages: request.messages } : { state: request.state }
+  }
+  return request.kind === "decision" ? compileDecision(request, model, rendered) : compileVerdict(request, rendered)
 }
 
 /** A question set of the service's own decision runs, compiled once, with the contract bytes it adds to a run. */
