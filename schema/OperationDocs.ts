@@ -45,6 +45,14 @@ const RetryAfter = {
   example: 1
 }
 
+/** `Retry-After` of `429 key_rate_limited` (docs/decisions.md, "Per-key limits"). */
+const KeyRetryAfter = {
+  description: "sent with 429 key_rate_limited: whole seconds until the key's runs_per_minute bucket holds a run again",
+  required: false,
+  schema: { type: "integer", minimum: 1 },
+  example: 12
+}
+
 const withExample = (media: Record<string, any>, summary: string, value: unknown) => ({
   ...media,
   examples: { [ExampleName]: { summary, value } }
@@ -86,7 +94,8 @@ export const operationDocs = (docs: OperationDocs) => (operation: Record<string,
       ? {
         ...response.headers,
         "Server-Timing": serverTiming(success),
-        ...(status === "503" ? { "Retry-After": RetryAfter } : {})
+        ...(status === "503" ? { "Retry-After": RetryAfter } : {}),
+        ...(status === "429" ? { "Retry-After": KeyRetryAfter } : {})
       }
       : response.headers
     responses[status] = {

@@ -2335,6 +2335,11 @@ export interface operations {
                      * @example admit;dur=57.997, upstream;dur=6.930, gateway;dur=97.126, total;dur=162.052, settle;dur=90.246
                      */
                     "Server-Timing"?: string;
+                    /**
+                     * @description sent with 429 key_rate_limited: whole seconds until the key's runs_per_minute bucket holds a run again
+                     * @example 12
+                     */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2745,6 +2750,11 @@ export interface operations {
                      * @example admit;dur=57.997, upstream;dur=6.930, gateway;dur=97.126, total;dur=162.052, settle;dur=90.246
                      */
                     "Server-Timing"?: string;
+                    /**
+                     * @description sent with 429 key_rate_limited: whole seconds until the key's runs_per_minute bucket holds a run again
+                     * @example 12
+                     */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
