@@ -7,7 +7,7 @@
 import { CliConfig, Command, CommandDescriptor, HelpDoc, Options, Span, Usage, ValidationError } from "@effect/cli"
 import { OpenApi } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Array as Arr, Console, Context, Effect, Either, HashMap, HashSet, Layer, Logger, LogLevel, Option } from "effect"
+import { Array as Arr, Console, Context, Effect, Either, FiberRef, HashMap, HashSet, Layer, Logger, LogLevel, Option } from "effect"
 import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
@@ -440,9 +440,11 @@ export const runCli = (args: ReadonlyArray<string>, output: CliOutput) => {
       )
     )
   })
+  // The CLI's one logger, whatever loggers the caller's fiber had (a host that wrapped the default logger, as the
+  // server's request context does, would otherwise keep its lines on stdout beside the command's JSON).
   return Console.consoleWith((base) => Effect.withConsole(run, colourConsole(base, output))).pipe(
     Effect.provide(CliConfig.layer(cliConfig)),
-    Effect.provide(Logger.replace(Logger.defaultLogger, CliLogger))
+    Effect.locally(FiberRef.currentLoggers, HashSet.make<Array<Logger.Logger<unknown, any>>>(CliLogger))
   )
 }
 

@@ -16,11 +16,11 @@ import {
 } from "../../schema/Errors.js"
 import { formatTimestamp, KeyIdPattern } from "../../schema/Ids.js"
 import type { Scope } from "../../schema/Scope.js"
-import { CredentialVerifier } from "../auth/CredentialVerifier.js"
+import { CredentialVerifier, type CredentialVerifierService } from "../auth/CredentialVerifier.js"
 import { newSecret, secretHash, secretPrefix } from "../auth/KeySecrets.js"
 import { newKeyId } from "../ids/Ids.js"
 import { type KeyLimits, type KeyPeriod, NoLimits, periodStart } from "../ledger/KeyAccounts.js"
-import { type KeyAccountRow, type KeyRow, KeysRepo } from "./KeysRepo.js"
+import { type KeyAccountRow, type KeyRow, KeysRepo, type KeysRepoService } from "./KeysRepo.js"
 
 /** A key as the API shows it. */
 export interface KeyView {
@@ -198,73 +198,88 @@ const checkContained = (
     }))
 }
 
+/** Creates a key with a fresh secret and no caller's rules applied. */
+const issueWith = (repo: KeysRepoService) => (input: KeyIssue) =>
+  Effect.gen(function*() {
+    const secret = newSecret()
+    const limits = input.limits ?? NoLimits
+    const row = yield* repo.insert({
+      id: newKeyId(),
+      organizationId: input.organizationId,
+      name: input.name,
+      principal: input.principal,
+      scopes: [...new Set(input.scopes)].sort(),
+      secretHash: secretHash(secret),
+      secretPrefix: secretPrefix(secret),
+      createdBy: input.createdBy,
+      limits,
+      periodStart: periodStart(limits.period, new Date())
+    })
+    return { ...keyView(row), secret }
+  })
+
+/** One key of an organization, or `key_not_found` (a malformed id is one no organization has). */
+const findWith = (repo: KeysRepoService) => (organizationId: string, keyId: string) =>
+  KeyIdPattern.test(keyId)
+    ? Effect.flatMap(repo.get(organizationId, keyId), Option.match({
+      onNone: () => Effect.fail(notFound(keyId)),
+      onSome: (row) => Effect.succeed(row)
+    }))
+    : Effect.fail(notFound(keyId))
+
+/** Revokes a key after writing its pending use, then forgets its cached verification. */
+const revokeWith = (repo: KeysRepoService, verifier: CredentialVerifierService) => (current: KeyRow) =>
+  Effect.gen(function*() {
+    yield* verifier.recordUseNow(current.id)
+    const revoked = yield* repo.revoke(current.organization_id, current.id)
+    if (Option.isNone(revoked)) return yield* notFound(current.id)
+    yield* repo.hashOf(current.id).pipe(Effect.map(Option.map(verifier.forget)))
+    return keyView(revoked.value)
+  })
+
+/** The contract's rules for a caller creating a key: the principal it will act as, or why not. */
+const principalFor = (
+  actor: ActorShape,
+  request: KeyRequest
+): Effect.Effect<Principal, EmptyScopes | ScopeDenied | PrincipalIsNotTheCaller | ScopeExceedsCreator> => {
+  if (request.scopes.length === 0) return Effect.fail(new EmptyScopes({ message: "a key needs at least one scope" }))
+  const principal = request.principal ?? actor.principal
+  if (principal.type === "service_account" && !actor.scopes.has("members_write")) {
+    return Effect.fail(new ScopeDenied({
+      message: "the credential lacks the members_write scope, needed for a service-account key"
+    }))
+  }
+  if (principal.type === "user" && !(actor.principal.type === "user" && actor.principal.id === principal.id)) {
+    return Effect.fail(new PrincipalIsNotTheCaller({ message: "a user key can only act as its creator" }))
+  }
+  const exceeding = request.scopes.find((scope) => !actor.scopes.has(scope))
+  if (exceeding !== undefined) {
+    return Effect.fail(new ScopeExceedsCreator({ message: `the creator does not hold the ${exceeding} scope` }))
+  }
+  return Effect.succeed(principal)
+}
+
+const revoked = (keyId: string) => new KeyRevoked({ message: `key ${keyId} is revoked` })
+
 const make = Effect.gen(function*() {
   const repo = yield* KeysRepo
   const verifier = yield* CredentialVerifier
-
-  const issue = (input: KeyIssue) =>
-    Effect.gen(function*() {
-      const secret = newSecret()
-      const limits = input.limits ?? NoLimits
-      const row = yield* repo.insert({
-        id: newKeyId(),
-        organizationId: input.organizationId,
-        name: input.name,
-        principal: input.principal,
-        scopes: [...new Set(input.scopes)].sort(),
-        secretHash: secretHash(secret),
-        secretPrefix: secretPrefix(secret),
-        createdBy: input.createdBy,
-        limits,
-        periodStart: periodStart(limits.period, new Date())
-      })
-      return { ...keyView(row), secret }
-    })
-
-  const find = (organizationId: string, keyId: string) =>
-    KeyIdPattern.test(keyId)
-      ? Effect.flatMap(repo.get(organizationId, keyId), Option.match({
-        onNone: () => Effect.fail(notFound(keyId)),
-        onSome: (row) => Effect.succeed(row)
-      }))
-      : Effect.fail(notFound(keyId))
-
-  const revokeRow = (current: KeyRow) =>
-    Effect.gen(function*() {
-      yield* verifier.recordUseNow(current.id)
-      const revoked = yield* repo.revoke(current.organization_id, current.id)
-      if (Option.isNone(revoked)) return yield* notFound(current.id)
-      yield* repo.hashOf(current.id).pipe(Effect.map(Option.map(verifier.forget)))
-      return keyView(revoked.value)
-    })
+  const issue = issueWith(repo)
+  const find = findWith(repo)
+  const revokeRow = revokeWith(repo, verifier)
 
   return Keys.of({
     issue,
     create: (actor, request) =>
-      Effect.gen(function*() {
-        if (request.scopes.length === 0) return yield* new EmptyScopes({ message: "a key needs at least one scope" })
-        const principal = request.principal ?? actor.principal
-        if (principal.type === "service_account" && !actor.scopes.has("members_write")) {
-          return yield* new ScopeDenied({
-            message: "the credential lacks the members_write scope, needed for a service-account key"
-          })
-        }
-        if (principal.type === "user" && !(actor.principal.type === "user" && actor.principal.id === principal.id)) {
-          return yield* new PrincipalIsNotTheCaller({ message: "a user key can only act as its creator" })
-        }
-        const exceeding = request.scopes.find((scope) => !actor.scopes.has(scope))
-        if (exceeding !== undefined) {
-          return yield* new ScopeExceedsCreator({ message: `the creator does not hold the ${exceeding} scope` })
-        }
-        return yield* issue({
+      Effect.flatMap(principalFor(actor, request), (principal) =>
+        issue({
           organizationId: actor.organizationId,
           name: request.name,
           principal,
           scopes: request.scopes,
           createdBy: actor.principal.id,
           limits: patched(NoLimits, request.limits)
-        })
-      }),
+        })),
     list: (organizationId) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
     get: (organizationId, keyId) => Effect.map(find(organizationId, keyId), keyView),
     revoke: (actor, keyId) =>
@@ -278,9 +293,9 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const current = yield* find(actor.organizationId, keyId)
         yield* checkContained(actor, current, "changed")
-        if (current.state === "revoked") return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
+        if (current.state === "revoked") return yield* revoked(keyId)
         const changed = yield* repo.setLimits(actor.organizationId, keyId, patched(limitsOf(current), patch))
-        if (Option.isNone(changed)) return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
+        if (Option.isNone(changed)) return yield* revoked(keyId)
         return keyView(yield* find(actor.organizationId, keyId))
       }),
     rotate: (actor, keyId) =>
@@ -289,7 +304,7 @@ const make = Effect.gen(function*() {
         yield* checkContained(actor, current)
         const secret = newSecret()
         const rotated = yield* repo.rotate(actor.organizationId, keyId, secretHash(secret), secretPrefix(secret))
-        if (Option.isNone(rotated)) return yield* new KeyRevoked({ message: `key ${keyId} is revoked` })
+        if (Option.isNone(rotated)) return yield* revoked(keyId)
         verifier.forget(rotated.value.previous_hash)
         return { ...keyView(rotated.value), secret }
       })

@@ -108,10 +108,98 @@ const viewOf = (from: string) =>
 const settledSince = `SELECT COALESCE(sum(cost_micros), 0)::bigint AS spend, COALESCE(sum(input_tokens + output_tokens), 0)::bigint AS tokens
   FROM runs WHERE key_id = $1 AND NOT held AND created_at >= $2::timestamptz`
 
+/** Inserts a key with its account row in one statement. */
+const insertKey = (sql: SqlClient.SqlClient): KeysRepoService["insert"] => (key) =>
+  orUnavailable(
+    Effect.map(
+      sql<KeyAccountRow>`WITH a AS (
+          INSERT INTO api_keys AS a (id, organization_id, name, principal_type, principal_id, scopes,
+            secret_sha256, secret_prefix, state, created_by)
+          VALUES (${key.id}, ${key.organizationId}, ${key.name}, ${key.principal.type}, ${key.principal.id},
+            ${key.scopes}::text[], ${key.secretHash}, ${key.secretPrefix}, 'active', ${key.createdBy})
+          RETURNING ${sql.literal(keyColumns("a"))}
+        ),
+        k AS (
+          INSERT INTO key_accounts (key_id, organization_id, spend_limit_micros, token_limit, runs_per_minute, period,
+            period_start)
+          SELECT id, organization_id, ${key.limits.spendMicros}, ${key.limits.tokens}, ${key.limits.runsPerMinute},
+            ${key.limits.period}, ${key.periodStart.toISOString()}::timestamptz FROM a
+          RETURNING key_id, spend_limit_micros, token_limit, runs_per_minute, period, period_start
+        )
+        SELECT ${sql.literal(keyColumns("a"))}, k.spend_limit_micros AS spend_limit, k.token_limit, k.runs_per_minute, k.period,
+          k.period_start, 0 AS spend_settled, 0 AS tokens_settled, 0 AS spend_held, 0 AS tokens_held
+        FROM a JOIN k ON k.key_id = a.id`,
+      (rows) => rows[0]!
+    )
+  )
+
+/** Revokes an active key; the key as stored either way (reading the update's own result). */
+const revokeKey = (sql: SqlClient.SqlClient): KeysRepoService["revoke"] => (organizationId, keyId) =>
+  orUnavailable(
+    Effect.map(
+      sql<KeyAccountRow>`WITH revoked AS (
+          UPDATE api_keys SET state = 'revoked', revoked_at = now()
+          WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active'
+          RETURNING ${sql.literal(keyColumns("api_keys"))}
+        ),
+        a AS (
+          SELECT * FROM revoked
+          UNION ALL
+          SELECT ${sql.literal(keyColumns("api_keys"))} FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}
+            AND NOT EXISTS (SELECT 1 FROM revoked)
+        )
+        ${sql.literal(viewOf("a"))}`,
+      (rows) => Option.fromNullable(rows[0])
+    )
+  )
+
+/** Gives an active key a new secret; the key with its previous secret hash. */
+const rotateKey = (sql: SqlClient.SqlClient): KeysRepoService["rotate"] => (organizationId, keyId, hash, prefix) =>
+  orUnavailable(
+    Effect.map(
+      sql<KeyAccountRow & { readonly previous_hash: Buffer }>`WITH rotated AS (
+          UPDATE api_keys AS k
+          SET secret_sha256 = ${hash}, secret_prefix = ${prefix}
+          FROM (SELECT id, secret_sha256 AS previous_hash FROM api_keys
+                WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active' FOR UPDATE) AS old
+          WHERE k.id = old.id
+          RETURNING k.id, k.secret_prefix, old.previous_hash
+        )
+        ${sql.literal(viewOf("rotated r JOIN api_keys a ON a.id = r.id").replace(
+          `SELECT ${keyColumns("a")},`,
+          `SELECT ${keyColumns("a").replace("a.secret_prefix", "r.secret_prefix")}, r.previous_hash,`
+        ))}`,
+      (rows) => Option.fromNullable(rows[0])
+    )
+  )
+
+/** Sets a key's limits under its lock (see `KeysRepoService.setLimits`). */
+const setKeyLimits = (sql: SqlClient.SqlClient): KeysRepoService["setLimits"] => (organizationId, keyId, limits) =>
+  transactionOrUnavailable(sql, Effect.gen(function*() {
+    const [current] = yield* sql<{ period: KeyPeriod; runs_per_minute: number | null; created_at: Date }>`
+      SELECT k.period, k.runs_per_minute, a.created_at FROM key_accounts k JOIN api_keys a ON a.id = k.key_id
+      WHERE k.key_id = ${keyId} AND a.organization_id = ${organizationId} AND a.state = 'active'
+      FOR UPDATE OF k`
+    if (current === undefined) return Option.none()
+    const bucketReset = current.runs_per_minute !== limits.runsPerMinute
+    yield* sql`UPDATE key_accounts SET spend_limit_micros = ${limits.spendMicros}, token_limit = ${limits.tokens},
+        runs_per_minute = ${limits.runsPerMinute}, period = ${limits.period},
+        bucket_tokens = CASE WHEN ${bucketReset} THEN NULL ELSE bucket_tokens END,
+        bucket_at = CASE WHEN ${bucketReset} THEN NULL ELSE bucket_at END
+      WHERE key_id = ${keyId}`
+    if (current.period !== limits.period) {
+      const start = limits.period === "total" ? current.created_at : periodStart(limits.period, new Date())
+      const [settled] = yield* sql.unsafe<{ spend: number; tokens: number }>(settledSince, [keyId, start.toISOString()])
+      yield* sql`UPDATE key_accounts SET period_start = ${start.toISOString()}::timestamptz,
+          spend_settled_micros = ${settled!.spend}, tokens_settled = ${settled!.tokens}
+        WHERE key_id = ${keyId}`
+    }
+    return Option.some(undefined)
+  }))
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const cols = sql.literal(keyColumns("a"))
-  const plain = sql.literal(keyColumns("api_keys"))
   const view = sql.literal(viewOf("api_keys a"))
   return KeysRepo.of({
     findBySecretHash: (hash) =>
@@ -132,87 +220,10 @@ const make = Effect.gen(function*() {
           (rows) => Option.fromNullable(rows[0])
         )
       ),
-    insert: (key) =>
-      orUnavailable(
-        Effect.map(
-          sql<KeyAccountRow>`WITH a AS (
-              INSERT INTO api_keys AS a (id, organization_id, name, principal_type, principal_id, scopes,
-                secret_sha256, secret_prefix, state, created_by)
-              VALUES (${key.id}, ${key.organizationId}, ${key.name}, ${key.principal.type}, ${key.principal.id},
-                ${key.scopes}::text[], ${key.secretHash}, ${key.secretPrefix}, 'active', ${key.createdBy})
-              RETURNING ${cols}
-            ),
-            k AS (
-              INSERT INTO key_accounts (key_id, organization_id, spend_limit_micros, token_limit, runs_per_minute, period,
-                period_start)
-              SELECT id, organization_id, ${key.limits.spendMicros}, ${key.limits.tokens}, ${key.limits.runsPerMinute},
-                ${key.limits.period}, ${key.periodStart.toISOString()}::timestamptz FROM a
-              RETURNING key_id, spend_limit_micros, token_limit, runs_per_minute, period, period_start
-            )
-            SELECT ${cols}, k.spend_limit_micros AS spend_limit, k.token_limit, k.runs_per_minute, k.period,
-              k.period_start, 0 AS spend_settled, 0 AS tokens_settled, 0 AS spend_held, 0 AS tokens_held
-            FROM a JOIN k ON k.key_id = a.id`,
-          (rows) => rows[0]!
-        )
-      ),
-    revoke: (organizationId, keyId) =>
-      orUnavailable(
-        Effect.map(
-          sql<KeyAccountRow>`WITH revoked AS (
-              UPDATE api_keys SET state = 'revoked', revoked_at = now()
-              WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active'
-              RETURNING ${plain}
-            ),
-            a AS (
-              SELECT * FROM revoked
-              UNION ALL
-              SELECT ${plain} FROM api_keys WHERE organization_id = ${organizationId} AND id = ${keyId}
-                AND NOT EXISTS (SELECT 1 FROM revoked)
-            )
-            ${sql.literal(viewOf("a"))}`,
-          (rows) => Option.fromNullable(rows[0])
-        )
-      ),
-    rotate: (organizationId, keyId, hash, prefix) =>
-      orUnavailable(
-        Effect.map(
-          sql<KeyAccountRow & { readonly previous_hash: Buffer }>`WITH rotated AS (
-              UPDATE api_keys AS k
-              SET secret_sha256 = ${hash}, secret_prefix = ${prefix}
-              FROM (SELECT id, secret_sha256 AS previous_hash FROM api_keys
-                    WHERE organization_id = ${organizationId} AND id = ${keyId} AND state = 'active' FOR UPDATE) AS old
-              WHERE k.id = old.id
-              RETURNING k.id, k.secret_prefix, old.previous_hash
-            )
-            ${sql.literal(viewOf("rotated r JOIN api_keys a ON a.id = r.id").replace(
-              `SELECT ${keyColumns("a")},`,
-              `SELECT ${keyColumns("a").replace("a.secret_prefix", "r.secret_prefix")}, r.previous_hash,`
-            ))}`,
-          (rows) => Option.fromNullable(rows[0])
-        )
-      ),
-    setLimits: (organizationId, keyId, limits) =>
-      transactionOrUnavailable(sql, Effect.gen(function*() {
-        const [current] = yield* sql<{ period: KeyPeriod; runs_per_minute: number | null; created_at: Date }>`
-          SELECT k.period, k.runs_per_minute, a.created_at FROM key_accounts k JOIN api_keys a ON a.id = k.key_id
-          WHERE k.key_id = ${keyId} AND a.organization_id = ${organizationId} AND a.state = 'active'
-          FOR UPDATE OF k`
-        if (current === undefined) return Option.none()
-        const bucketReset = current.runs_per_minute !== limits.runsPerMinute
-        yield* sql`UPDATE key_accounts SET spend_limit_micros = ${limits.spendMicros}, token_limit = ${limits.tokens},
-            runs_per_minute = ${limits.runsPerMinute}, period = ${limits.period},
-            bucket_tokens = CASE WHEN ${bucketReset} THEN NULL ELSE bucket_tokens END,
-            bucket_at = CASE WHEN ${bucketReset} THEN NULL ELSE bucket_at END
-          WHERE key_id = ${keyId}`
-        if (current.period !== limits.period) {
-          const start = limits.period === "total" ? current.created_at : periodStart(limits.period, new Date())
-          const [settled] = yield* sql.unsafe<{ spend: number; tokens: number }>(settledSince, [keyId, start.toISOString()])
-          yield* sql`UPDATE key_accounts SET period_start = ${start.toISOString()}::timestamptz,
-              spend_settled_micros = ${settled!.spend}, tokens_settled = ${settled!.tokens}
-            WHERE key_id = ${keyId}`
-        }
-        return Option.some(undefined)
-      })),
+    insert: insertKey(sql),
+    revoke: revokeKey(sql),
+    rotate: rotateKey(sql),
+    setLimits: setKeyLimits(sql),
     hashOf: (keyId) =>
       orUnavailable(
         Effect.map(

@@ -7,8 +7,9 @@
  * debited. Credit is added by grants, purchases and recharges (`credit`, once per external reference).
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
+import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
 import { revokeLeases } from "./Leases.js"
 import { creditFree, type Position } from "./Position.js"
 
@@ -58,7 +59,7 @@ export const usageTransaction = (now: Date) => {
 /** The credit store's operations. */
 export interface CreditStoreService {
   /** Opens the account of a new organization (inside its creation transaction). */
-  readonly open: (organizationId: string) => Effect.Effect<void, SqlError>
+  readonly open: (organizationId: string) => Effect.Effect<void, DatabaseUnavailable>
   /**
    * Adds credit with its transaction, in one statement (`kind` grant, signup_credit, purchase, auto_recharge or
    * refund). An `externalRef` already recorded adds nothing and returns false: each purchase is credited once.
@@ -70,31 +71,33 @@ export interface CreditStoreService {
     readonly amountMicros: number
     readonly description: string
     readonly externalRef?: string | undefined
-  }) => Effect.Effect<boolean, SqlError>
+  }) => Effect.Effect<boolean, DatabaseUnavailable>
   /** Balances of organizations, with the credit holds of their runs in flight (not the leases). */
   readonly balances: (organizationIds: ReadonlyArray<string>) => Effect.Effect<
     ReadonlyArray<{ readonly organization_id: string; readonly balance_micros: number; readonly reserved_micros: number }>,
-    SqlError
+    DatabaseUnavailable
   >
   /** The organization's latest transactions, newest first. */
   readonly transactions: (organizationId: string, limit: number) => Effect.Effect<
     ReadonlyArray<{ id: string; kind: TransactionKind; amount_micros: number; description: string; created_at: Date }>,
-    SqlError
+    DatabaseUnavailable
   >
   /**
    * Turns billing on or off and revokes the organization's leases (their credit slices were granted under the other
    * setting), so every process admits under the new one from its next run on; none when there is no such organization.
    */
-  readonly setBilling: (organizationId: string, enabled: boolean) => Effect.Effect<Option.Option<boolean>, SqlError>
+  readonly setBilling: (organizationId: string, enabled: boolean) => Effect.Effect<Option.Option<boolean>, DatabaseUnavailable>
 }
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return CreditStore.of({
     open: (organizationId) =>
-      sql`INSERT INTO credit_accounts (organization_id) VALUES (${organizationId}) ON CONFLICT DO NOTHING`.pipe(Effect.asVoid),
+      orUnavailable(
+        sql`INSERT INTO credit_accounts (organization_id) VALUES (${organizationId}) ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)
+      ),
     credit: (input) =>
-      Effect.map(
+      orUnavailable(Effect.map(
         sql<{ credited: boolean }>`WITH txn AS (
             INSERT INTO credit_transactions (organization_id, id, kind, amount_micros, description, external_ref)
             VALUES (${input.organizationId}, ${input.id}, ${input.kind}, ${input.amountMicros}, ${input.description},
@@ -109,19 +112,19 @@ const make = Effect.gen(function*() {
             RETURNING balance_micros)
           SELECT EXISTS (SELECT 1 FROM account) AS credited`,
         (rows) => rows[0]?.credited === true
-      ),
+      )),
     balances: (organizationIds) =>
-      sql<{ organization_id: string; balance_micros: number; reserved_micros: number }>`
+      orUnavailable(sql<{ organization_id: string; balance_micros: number; reserved_micros: number }>`
         SELECT a.organization_id, a.balance_micros,
           COALESCE((SELECT sum(hold_micros) FROM runs r
             WHERE r.organization_id = a.organization_id AND r.held AND r.hold_credit), 0)::bigint AS reserved_micros
-        FROM credit_accounts a WHERE a.organization_id = ANY(${organizationIds}::text[])`,
+        FROM credit_accounts a WHERE a.organization_id = ANY(${organizationIds}::text[])`),
     transactions: (organizationId, limit) =>
-      sql<{ id: string; kind: TransactionKind; amount_micros: number; description: string; created_at: Date }>`
+      orUnavailable(sql<{ id: string; kind: TransactionKind; amount_micros: number; description: string; created_at: Date }>`
         SELECT id, kind, amount_micros, description, created_at FROM credit_transactions
-        WHERE organization_id = ${organizationId} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+        WHERE organization_id = ${organizationId} ORDER BY created_at DESC, id DESC LIMIT ${limit}`),
     setBilling: (organizationId, enabled) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transactionOrUnavailable(sql, Effect.gen(function*() {
         yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${organizationId} FOR UPDATE`
         const rows = yield* sql<{ billing_enabled: boolean }>`UPDATE organizations SET billing_enabled = ${enabled}
           WHERE id = ${organizationId} RETURNING billing_enabled`

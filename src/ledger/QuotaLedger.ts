@@ -7,8 +7,9 @@
  * (`commitStatement`); what a lease slice held is released by the lease (Leases.ts).
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import type { DatabaseUnavailable } from "../../schema/Errors.js"
+import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
 import type { Statement } from "./LedgerSql.js"
 import { revokeLeases } from "./Leases.js"
 import type { Position } from "./Position.js"
@@ -78,7 +79,7 @@ const readStatement: Statement = {
 /** The quota ledger's operations. */
 export interface QuotaLedgerService {
   /** The limits, one month's settled counters and the holds of runs in flight that month (not the leases). */
-  readonly read: (organizationId: string, period: string) => Effect.Effect<QuotaState, SqlError>
+  readonly read: (organizationId: string, period: string) => Effect.Effect<QuotaState, DatabaseUnavailable>
   /**
    * Sets or clears the limits (null: none) and revokes the organization's leases, so every process admits under
    * the new limits from its next run on.
@@ -86,14 +87,14 @@ export interface QuotaLedgerService {
   readonly setLimits: (
     organizationId: string,
     limits: { readonly spendLimitMicros: number | null; readonly tokenLimit: number | null }
-  ) => Effect.Effect<void, SqlError>
+  ) => Effect.Effect<void, DatabaseUnavailable>
 }
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return QuotaLedger.of({
     read: (organizationId, period) =>
-      Effect.map(
+      orUnavailable(Effect.map(
         sql.unsafe<{
           spend_limit: number | null
           token_limit: number | null
@@ -110,9 +111,9 @@ const make = Effect.gen(function*() {
           tokensSettled: row?.tokens_settled ?? 0,
           tokensReserved: row?.tokens_reserved ?? 0
         })
-      ),
+      )),
     setLimits: (organizationId, limits) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transactionOrUnavailable(sql, Effect.gen(function*() {
         yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${organizationId} FOR UPDATE`
         yield* sql`INSERT INTO quota_limits (organization_id, period_spend_limit_micros, period_token_limit)
           VALUES (${organizationId}, ${limits.spendLimitMicros}, ${limits.tokenLimit})

@@ -25,7 +25,7 @@ import { unavailableOrDie } from "../db/Unavailable.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import type { KeyRefusal } from "./KeyAccounts.js"
 import { admitExact, type ExactOutcome, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
-import { makeBatcher } from "./Batcher.js"
+import { type Batcher, makeBatcher } from "./Batcher.js"
 import { Escrow, type Needs, type Reservation } from "./Escrow.js"
 import { LedgerHolder } from "./Holder.js"
 import { grantLease, returnLeases } from "./Leases.js"
@@ -195,29 +195,24 @@ export interface RunLedgerService {
   readonly settle: (run: AdmittedRun, end: RunEnd) => Settling
 }
 
-const make = Effect.gen(function*() {
-  const pools = yield* PgPools
-  const holder = yield* LedgerHolder
-  const after = yield* AfterSettlement
-  const runtime = yield* Effect.runtime<never>()
-  const fork = Runtime.runFork(runtime)
-  const escrow = new Escrow()
-  const limitedKeys = new RecentKeys(LimitedKeyMemoryMs)
-  holder.onReregistered(() => escrow.retireAll())
+/** What the ledger's operations share in one process. */
+interface LedgerParts {
+  readonly pools: Effect.Effect.Success<typeof PgPools>
+  readonly holder: Effect.Effect.Success<typeof LedgerHolder>
+  readonly after: Effect.Effect.Success<typeof AfterSettlement>
+  readonly fork: ReturnType<typeof Runtime.runFork<never>>
+  readonly escrow: Escrow
+  readonly limitedKeys: RecentKeys
+  readonly queue: ReturnType<typeof makeSettlementQueue>
+  readonly fastBatcher: Batcher<FastRequest, FastOutcome, SqlError>
+}
 
-  const unavailable = (error: SqlError) => unavailableOrDie(error)
+const unavailable = (error: SqlError) => unavailableOrDie(error)
 
-  const fastBatcher = yield* makeBatcher(
-    (batch: ReadonlyArray<FastRequest>) =>
-      Effect.map(storeFast(pools.asyncCommit, holder.id(), batch), ({ leases, outcomes }) => {
-        for (const lease of leases) escrow.observe(lease)
-        return outcomes.map((outcome) => Exit.succeed(outcome))
-      }),
-    { maxBatch: 128, maxInFlight: 2 }
-  )
-
+/** Tops an organization's slice up in the background when it runs low (one grant at a time per organization). */
+const topUpWith = ({ escrow, fork, holder, pools }: LedgerParts) => {
   const toppingUp = new Set<string>()
-  const topUp = (organizationId: string, period: string, ceiling: number) => {
+  return (organizationId: string, period: string, ceiling: number) => {
     if (toppingUp.has(organizationId) || !escrow.wantsTopUp(organizationId, period, ceiling)) return
     toppingUp.add(organizationId)
     fork(
@@ -228,131 +223,173 @@ const make = Effect.gen(function*() {
       )
     )
   }
+}
 
-  const queue = makeSettlementQueue(pools.main, { maxBatch: 128, maxInFlight: 2 }, runtime)
-
-  /**
-   * Admission failed for want of the database, perhaps after its statement committed: the run may be stored and
-   * holding with no one to settle it. It is settled `pending` (holds released, nothing billed) once the database
-   * answers again; a run that was never stored is left alone (nothing is stored again).
-   */
-  const reconcile = (run: PendingRun, holdCredit: boolean) =>
-    Effect.sync(() => {
-      queue.submit({
-        ...settlementIdentity(run, holdCredit),
-        recreate: false,
-        end: { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] }
-      })
+/**
+ * Admission failed for want of the database, perhaps after its statement committed: the run may be stored and
+ * holding with no one to settle it. It is settled `pending` (holds released, nothing billed) once the database
+ * answers again; a run that was never stored is left alone (nothing is stored again).
+ */
+const reconcile = ({ queue }: LedgerParts, run: PendingRun, holdCredit: boolean) =>
+  Effect.sync(() => {
+    queue.submit({
+      ...settlementIdentity(run, holdCredit),
+      recreate: false,
+      end: { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] }
     })
+  })
 
-  const exact = (run: PendingRun): Effect.Effect<AdmissionOutcome, AdmissionError> =>
-    Effect.gen(function*() {
-      const decision = yield* Effect.catchAll(
-        admitExact(pools.asyncCommit, run),
-        (error) => Effect.zipRight(reconcile(run, false), unavailable(error))
-      )
-      for (const lease of decision.reclaimed) escrow.observe(lease)
-      const outcome = decision.outcome
-      switch (outcome._tag) {
-        case "Stored":
-          return { _tag: "Admitted", run: { pending: run, holdCredit: outcome.holdCredit, reservation: undefined } } as const
-        case "Replayed":
-          return { _tag: "Replayed", run: outcome.existing } as const
-        case "NoOrganization":
-          return yield* Effect.dieMessage(`no organization ${run.organizationId}`)
-        default:
-          return yield* Effect.fail(refusal(outcome, run.idempotencyKey))
-      }
-    })
-
-  const fast = (run: PendingRun, reservation: Reservation): Effect.Effect<AdmissionOutcome, AdmissionError> =>
-    Effect.gen(function*() {
-      const outcome: FastOutcome = yield* Effect.catchAll(fastBatcher.submit({ run, reservation }), (error) => {
-        escrow.release(reservation)
-        return Effect.zipRight(reconcile(run, reservation.holdCredit), unavailable(error as SqlError))
-      })
-      if (outcome._tag === "Stored") {
-        return { _tag: "Admitted", run: { pending: run, holdCredit: reservation.holdCredit, reservation } } as const
-      }
-      escrow.release(reservation)
-      if (outcome._tag === "LeaseShort") return yield* exact(run)
-      if (outcome._tag === "KeyLimited") {
-        limitedKeys.add(run.keyId!, Date.now())
-        return yield* exact(run)
-      }
-      const existing = outcome._tag === "KeyUsed"
-        ? outcome.existing
-        : yield* Effect.catchAll(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
-      if (existing !== undefined && existing.input_digest === run.inputDigest) return { _tag: "Replayed", run: existing } as const
-      // Another body under the key is a conflict only once the quota is known to cover the run (429 comes first),
-      // which a slice that may have been revoked cannot tell: the exact way decides.
-      return yield* exact(run)
-    })
-
-
-  yield* Effect.addFinalizer(() =>
-    returnLeases(pools.main, holder.id()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-  )
-  yield* Effect.suspend(() => {
-    const idle = escrow.takeIdle(Date.now() - IdleLeaseSeconds * 1000)
-    return idle.length === 0 ? Effect.void : returnLeases(pools.main, holder.id(), idle)
-  }).pipe(
-    Effect.catchAll((error) => Effect.logWarning("could not return idle leases", error.message)),
-    Effect.repeat(Schedule.spaced(`${IdleLeaseSeconds} seconds`)),
-    Effect.forkScoped
-  )
-
-  return RunLedger.of({
-    admit: (request) =>
-      Effect.suspend((): Effect.Effect<AdmissionOutcome, AdmissionError> => {
-        const now = Date.now()
-        if (request.deadline <= now) {
-          return Effect.fail(new DeadlineExceeded({ message: "the run's deadline passed before it could be admitted" }))
-        }
-        const period = periodOf(new Date(now))
-        const run: PendingRun = {
-          id: uuidFromHex(uuidv7Hex(now)),
-          organizationId: request.organizationId,
-          origin: request.origin,
-          idempotencyKey: request.idempotencyKey,
-          kind: request.kind,
-          inputDigest: request.inputDigest,
-          period,
-          holdMicros: request.holdMicros,
-          holdTokens: request.holdTokens,
-          createdAt: new Date(now),
-          deadlineAt: new Date(request.deadline),
-          holder: holder.id(),
-          keyId: request.keyId
-        }
-        const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
-        escrow.noteAdmission(request.organizationId, needs, now)
-        // A key with limits is admitted the exact way, under its lock; a key seen limited lately goes there at once.
-        if (request.keyId !== null && limitedKeys.has(request.keyId, now)) return exact(run)
-        const reservation = escrow.reserve(request.organizationId, period, needs)
-        topUp(request.organizationId, period, request.holdMicros)
-        return reservation === undefined ? exact(run) : fast(run, reservation)
-      }),
-    settle: (run, end) => {
-      const ticket = queue.submit({ ...settlementIdentity(run.pending, run.holdCredit), recreate: true, end })
-      return {
-        yieldTo: ticket.yieldTo,
-        committed: Effect.flatMap(ticket.committed, (settled) => {
-          for (const lease of settled.batch.leases) escrow.observe(lease)
-          if (run.reservation !== undefined) escrow.release(run.reservation)
-          const account = settled.batch.accounts.find((row) => row.organization_id === run.pending.organizationId)
-          const result: SettlementResult = {
-            balanceMicros: account?.balance_micros ?? null,
-            rechargeDue: account?.recharge_due ?? false,
-            settledAt: settled.batch.settledAt,
-            end: settled.end,
-            refused: settled.refused
-          }
-          return Effect.as(result.rechargeDue ? after(run.pending.organizationId, result) : Effect.void, result)
-        })
-      }
+/** Admits a run the exact way (Admission.ts). */
+const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+  Effect.gen(function*() {
+    const decision = yield* Effect.catchAll(
+      admitExact(parts.pools.asyncCommit, run),
+      (error) => Effect.zipRight(reconcile(parts, run, false), unavailable(error))
+    )
+    for (const lease of decision.reclaimed) parts.escrow.observe(lease)
+    const outcome = decision.outcome
+    switch (outcome._tag) {
+      case "Stored":
+        return { _tag: "Admitted", run: { pending: run, holdCredit: outcome.holdCredit, reservation: undefined } } as const
+      case "Replayed":
+        return { _tag: "Replayed", run: outcome.existing } as const
+      case "NoOrganization":
+        return yield* Effect.dieMessage(`no organization ${run.organizationId}`)
+      default:
+        return yield* Effect.fail(refusal(outcome, run.idempotencyKey))
     }
   })
+
+/** Admits a run its slice covered, in the next batch; what the batch could not store goes the exact way. */
+const fastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) =>
+(run: PendingRun, reservation: Reservation): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+  Effect.gen(function*() {
+    const { escrow, fastBatcher, limitedKeys, pools } = parts
+    const outcome: FastOutcome = yield* Effect.catchAll(fastBatcher.submit({ run, reservation }), (error) => {
+      escrow.release(reservation)
+      return Effect.zipRight(reconcile(parts, run, reservation.holdCredit), unavailable(error as SqlError))
+    })
+    if (outcome._tag === "Stored") {
+      return { _tag: "Admitted", run: { pending: run, holdCredit: reservation.holdCredit, reservation } } as const
+    }
+    escrow.release(reservation)
+    if (outcome._tag === "LeaseShort") return yield* exact(run)
+    if (outcome._tag === "KeyLimited") {
+      limitedKeys.add(run.keyId!, Date.now())
+      return yield* exact(run)
+    }
+    const existing = outcome._tag === "KeyUsed"
+      ? outcome.existing
+      : yield* Effect.catchAll(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
+    if (existing !== undefined && existing.input_digest === run.inputDigest) return { _tag: "Replayed", run: existing } as const
+    // Another body under the key is a conflict only once the quota is known to cover the run (429 comes first),
+    // which a slice that may have been revoked cannot tell: the exact way decides.
+    return yield* exact(run)
+  })
+
+/** The run to store for a request admitted at `now`. */
+const pendingRunOf = (request: AdmissionRequest, now: number, holder: string): PendingRun => ({
+  id: uuidFromHex(uuidv7Hex(now)),
+  organizationId: request.organizationId,
+  origin: request.origin,
+  idempotencyKey: request.idempotencyKey,
+  kind: request.kind,
+  inputDigest: request.inputDigest,
+  period: periodOf(new Date(now)),
+  holdMicros: request.holdMicros,
+  holdTokens: request.holdTokens,
+  createdAt: new Date(now),
+  deadlineAt: new Date(request.deadline),
+  holder,
+  keyId: request.keyId
+})
+
+/** Admission: from this process's slice when it covers the run, else the exact way. */
+const admitWith = (parts: LedgerParts): RunLedgerService["admit"] => {
+  const exact = exactWith(parts)
+  const fast = fastWith(parts, exact)
+  const topUp = topUpWith(parts)
+  const { escrow, holder, limitedKeys } = parts
+  return (request) =>
+    Effect.suspend((): Effect.Effect<AdmissionOutcome, AdmissionError> => {
+      const now = Date.now()
+      if (request.deadline <= now) {
+        return Effect.fail(new DeadlineExceeded({ message: "the run's deadline passed before it could be admitted" }))
+      }
+      const run = pendingRunOf(request, now, holder.id())
+      const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
+      escrow.noteAdmission(request.organizationId, needs, now)
+      // A key with limits is admitted the exact way, under its lock; a key seen limited lately goes there at once.
+      if (request.keyId !== null && limitedKeys.has(request.keyId, now)) return exact(run)
+      const reservation = escrow.reserve(request.organizationId, run.period, needs)
+      topUp(request.organizationId, run.period, request.holdMicros)
+      return reservation === undefined ? exact(run) : fast(run, reservation)
+    })
+}
+
+/** Settlement through the queue; the account after it, and auto-recharge when it is due. */
+const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["settle"] => (run, end) => {
+  const ticket = queue.submit({ ...settlementIdentity(run.pending, run.holdCredit), recreate: true, end })
+  return {
+    yieldTo: ticket.yieldTo,
+    committed: Effect.flatMap(ticket.committed, (settled) => {
+      for (const lease of settled.batch.leases) escrow.observe(lease)
+      if (run.reservation !== undefined) escrow.release(run.reservation)
+      const account = settled.batch.accounts.find((row) => row.organization_id === run.pending.organizationId)
+      const result: SettlementResult = {
+        balanceMicros: account?.balance_micros ?? null,
+        rechargeDue: account?.recharge_due ?? false,
+        settledAt: settled.batch.settledAt,
+        end: settled.end,
+        refused: settled.refused
+      }
+      return Effect.as(result.rechargeDue ? after(run.pending.organizationId, result) : Effect.void, result)
+    })
+  }
+}
+
+/** Returns idle slices every `IdleLeaseSeconds`, and every slice when the process stops. */
+const returnLeasesWhenIdle = ({ escrow, holder, pools }: LedgerParts) =>
+  Effect.gen(function*() {
+    yield* Effect.addFinalizer(() =>
+      returnLeases(pools.main, holder.id()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+    )
+    yield* Effect.suspend(() => {
+      const idle = escrow.takeIdle(Date.now() - IdleLeaseSeconds * 1000)
+      return idle.length === 0 ? Effect.void : returnLeases(pools.main, holder.id(), idle)
+    }).pipe(
+      Effect.catchAll((error) => Effect.logWarning("could not return idle leases", error.message)),
+      Effect.repeat(Schedule.spaced(`${IdleLeaseSeconds} seconds`)),
+      Effect.forkScoped
+    )
+  })
+
+const make = Effect.gen(function*() {
+  const pools = yield* PgPools
+  const holder = yield* LedgerHolder
+  const runtime = yield* Effect.runtime<never>()
+  const escrow = new Escrow()
+  holder.onReregistered(() => escrow.retireAll())
+  const fastBatcher = yield* makeBatcher(
+    (batch: ReadonlyArray<FastRequest>) =>
+      Effect.map(storeFast(pools.asyncCommit, holder.id(), batch), ({ leases, outcomes }) => {
+        for (const lease of leases) escrow.observe(lease)
+        return outcomes.map((outcome) => Exit.succeed(outcome))
+      }),
+    { maxBatch: 128, maxInFlight: 2 }
+  )
+  const parts: LedgerParts = {
+    pools,
+    holder,
+    after: yield* AfterSettlement,
+    fork: Runtime.runFork(runtime),
+    escrow,
+    limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
+    queue: makeSettlementQueue(pools.main, { maxBatch: 128, maxInFlight: 2 }, runtime),
+    fastBatcher
+  }
+  yield* returnLeasesWhenIdle(parts)
+  return RunLedger.of({ admit: admitWith(parts), settle: settleWith(parts) })
 })
 
 /** The run ledger. */

@@ -57,115 +57,141 @@ const degrade = (end: RunEnd): RunEnd => ({
   calls: end.calls.map((call) => ({ ...call, providerRequestId: null }))
 })
 
-/** A settlement queue over `pool` (whose commits are synchronous). */
-export const makeSettlementQueue = (
-  pool: pg.Pool,
-  options: { readonly maxBatch: number; readonly maxInFlight: number },
-  runtime: Runtime.Runtime<never>
-) => {
-  const fork = Runtime.runFork(runtime)
-  const queue: Array<Item> = []
-  let running = 0
+/** The queue's state and steps; `makeSettlementQueue` hands out its `submit`. */
+class Queue {
+  private readonly items: Array<Item> = []
+  private running = 0
+  private readonly fork: ReturnType<typeof Runtime.runFork<never>>
 
-  const finish = (item: Item, stored: boolean, batch: BatchResult) => {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: { readonly maxBatch: number; readonly maxInFlight: number },
+    runtime: Runtime.Runtime<never>
+  ) {
+    this.fork = Runtime.runFork(runtime)
+  }
+
+  /** Queues a run's settlement. */
+  submit(input: SettlementInput): SettlementTicket {
+    const item: Item = {
+      input,
+      state: "queued",
+      attempts: 0,
+      alone: false,
+      degraded: false,
+      deferred: Deferred.unsafeMake<Settled>(FiberId.none)
+    }
+    this.items.push(item)
+    this.kick()
+    return {
+      committed: Deferred.await(item.deferred),
+      yieldTo: (fallback) => {
+        if (item.state === "attempting" || item.state === "done") return false
+        item.input = { ...item.input, end: fallback }
+        return true
+      }
+    }
+  }
+
+  private finish(item: Item, stored: boolean, batch: BatchResult): void {
     item.state = "done"
     Deferred.unsafeDone(item.deferred, Effect.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
   }
 
-  const retryLater = (item: Item) => {
+  private retryLater(item: Item): void {
     item.state = "waiting"
     item.attempts += 1
     const delay = Math.min(MaxRetryDelayMs, 100 * 2 ** Math.min(item.attempts, 10))
     setTimeout(() => {
       item.state = "queued"
-      queue.push(item)
-      kick()
+      this.items.push(item)
+      this.kick()
     }, delay).unref?.()
   }
 
-  const failed = (batch: ReadonlyArray<Item>, error: SqlError) =>
-    Effect.gen(function*() {
-      if (!isDataError(error)) {
-        yield* Effect.logWarning(`settlement of ${batch.length} runs failed; retrying`, error.message)
-        for (const item of batch) retryLater(item)
-        return
-      }
-      if (batch.length > 1) {
+  /** A batch that failed: retried later when the database was away, else split, else its run degraded. */
+  private failed(batch: ReadonlyArray<Item>, error: SqlError): Effect.Effect<void> {
+    if (!isDataError(error)) {
+      return Effect.zipRight(
+        Effect.logWarning(`settlement of ${batch.length} runs failed; retrying`, error.message),
+        Effect.sync(() => batch.forEach((item) => this.retryLater(item)))
+      )
+    }
+    if (batch.length > 1) {
+      return Effect.sync(() => {
         for (const item of batch) {
           item.alone = true
           item.state = "queued"
         }
-        queue.unshift(...batch)
-        return
-      }
-      const item = batch[0]!
-      yield* Effect.logError(`PostgreSQL refused the settlement of run ${item.input.id}`, error.cause)
-      if (item.degraded) {
-        finish(item, false, { settled: new Set(), leases: [], accounts: [], settledAt: new Date() })
-        return
-      }
-      item.degraded = true
-      item.input = { ...item.input, end: degrade(item.input.end) }
-      item.state = "queued"
-      queue.unshift(item)
-    })
+        this.items.unshift(...batch)
+      })
+    }
+    const item = batch[0]!
+    return Effect.zipRight(
+      Effect.logError(`PostgreSQL refused the settlement of run ${item.input.id}`, error.cause),
+      Effect.sync(() => {
+        if (item.degraded) {
+          this.finish(item, false, { settled: new Set(), leases: [], accounts: [], settledAt: new Date() })
+          return
+        }
+        item.degraded = true
+        item.input = { ...item.input, end: degrade(item.input.end) }
+        item.state = "queued"
+        this.items.unshift(item)
+      })
+    )
+  }
 
-  const take = (): Array<Item> => {
-    const first = queue[0]
+  private take(): Array<Item> {
+    const first = this.items[0]
     if (first === undefined) return []
-    if (first.alone) return queue.splice(0, 1)
+    if (first.alone) return this.items.splice(0, 1)
     const batch: Array<Item> = []
-    while (batch.length < options.maxBatch && queue.length > 0 && !queue[0]!.alone) batch.push(queue.shift()!)
+    while (batch.length < this.options.maxBatch && this.items.length > 0 && !this.items[0]!.alone) {
+      batch.push(this.items.shift()!)
+    }
     return batch
   }
 
-  const drain: Effect.Effect<void> = Effect.suspend(() => {
-    const batch = take()
+  private readonly drain: Effect.Effect<void> = Effect.suspend(() => {
+    const batch = this.take()
     if (batch.length === 0) {
-      running--
+      this.running--
       return Effect.void
     }
     for (const item of batch) item.state = "attempting"
-    return settleBatch(pool, batch.map((item) => item.input)).pipe(
+    return settleBatch(this.pool, batch.map((item) => item.input)).pipe(
       Effect.matchEffect({
-        onFailure: (error) => failed(batch, error),
+        onFailure: (error) => this.failed(batch, error),
         onSuccess: (result) =>
           Effect.sync(() => {
-            for (const item of batch) finish(item, result.settled.has(item.input.id), result)
+            for (const item of batch) this.finish(item, result.settled.has(item.input.id), result)
           })
       }),
-      Effect.zipRight(drain)
+      Effect.zipRight(this.drain)
     )
   })
 
-  const kick = () => {
-    while (running < options.maxInFlight && queue.length > 0) {
-      running++
-      fork(drain)
+  private kick(): void {
+    while (this.running < this.options.maxInFlight && this.items.length > 0) {
+      this.running++
+      this.fork(this.drain)
     }
   }
+}
 
-  return {
-    /** Queues a run's settlement. */
-    submit: (input: SettlementInput): SettlementTicket => {
-      const item: Item = {
-        input,
-        state: "queued",
-        attempts: 0,
-        alone: false,
-        degraded: false,
-        deferred: Deferred.unsafeMake<Settled>(FiberId.none)
-      }
-      queue.push(item)
-      kick()
-      return {
-        committed: Deferred.await(item.deferred),
-        yieldTo: (fallback) => {
-          if (item.state === "attempting" || item.state === "done") return false
-          item.input = { ...item.input, end: fallback }
-          return true
-        }
-      }
-    }
-  }
+/** A settlement queue's one operation. */
+export interface SettlementQueue {
+  /** Queues a run's settlement. */
+  readonly submit: (input: SettlementInput) => SettlementTicket
+}
+
+/** A settlement queue over `pool` (whose commits are synchronous). */
+export const makeSettlementQueue = (
+  pool: pg.Pool,
+  options: { readonly maxBatch: number; readonly maxInFlight: number },
+  runtime: Runtime.Runtime<never>
+): SettlementQueue => {
+  const queue = new Queue(pool, options, runtime)
+  return { submit: (input) => queue.submit(input) }
 }

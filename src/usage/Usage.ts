@@ -7,7 +7,6 @@
  */
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import { type DatabaseUnavailable, RunNotFound } from "../../schema/Errors.js"
-import { orUnavailable } from "../db/Unavailable.js"
 import { type Keyset, parseRunId } from "../runs/RunView.js"
 import { periodOf, QuotaLedger, type QuotaState } from "../ledger/QuotaLedger.js"
 import type { LedgerQuery } from "./LedgerPaging.js"
@@ -131,7 +130,7 @@ const make = Effect.gen(function*() {
         return found.value
       }),
     quota: (organizationId, now) =>
-      Effect.map(orUnavailable(quota.read(organizationId, periodOf(now))), (state): QuotaView => ({
+      Effect.map(quota.read(organizationId, periodOf(now)), (state): QuotaView => ({
         ...state,
         period: monthOf(now),
         spendRemainingMicros: remaining(state.spendLimitMicros, state.spendSettledMicros, state.spendReservedMicros),

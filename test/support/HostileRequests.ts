@@ -53,7 +53,7 @@ export const Routes: ReadonlyArray<Route> = [
   { method: "POST", path: () => "/v1/keys", body: () => ({ name: "fuzz", scopes: ["runs_read"] }), style: "plain" },
   { method: "DELETE", path: (c) => `/v1/keys/${c.keyId}`, style: "plain" },
   { method: "POST", path: (c) => `/v1/keys/${c.keyId}/rotate`, style: "plain" },
-  { method: "PATCH", path: (c) => `/v1/keys/${c.keyId}`, body: () => ({ limits: { tokens: 1_000_000 } }), style: "plain" },
+  { method: "PATCH", path: (c) => `/v1/keys/${c.keyId}`, body: () => ({ limits: { period: "day" } }), style: "plain" },
   { method: "GET", path: () => "/v1/usage", style: "plain" },
   { method: "GET", path: () => "/v1/usage/ledger", style: "plain" },
   { method: "GET", path: () => "/v1/usage/daily", style: "plain" },
@@ -145,11 +145,17 @@ const body: fc.Arbitrary<Mutation> = fc.oneof(
     tag({ ...r, body: `${r.body!.slice(0, -1)},${JSON.stringify(key)}:${JSON.stringify(value) ?? "null"}}` }, "body:unknown-field")),
   fc.integer({ min: 257, max: 400 }).map<Mutation>((depth) => (r) =>
     tag({ ...r, body: `${r.body!.slice(0, -1)},"deep":${"[".repeat(depth)}${"]".repeat(depth)}}` }, "body:too-deep")),
-  // Each literal is wrong for the first field of every route's body (kind, prompt, name, amount_micros, enabled).
+  // Each literal is wrong for the first leaf of every route's body (kind, prompt, name, amount_micros, enabled, and
+  // limits.period: the first field of an object field is followed, since an empty object is a valid merge patch).
   fc.constantFrom("1e400", "-1", "1.5", "null", "[]", "{}", "true", "9007199254740993").map<Mutation>((literal) => (r) => {
     const parsed = JSON.parse(r.body!) as Record<string, unknown>
-    const field = Object.keys(parsed)[0]!
-    return tag({ ...r, body: JSON.stringify(parsed).replace(`"${field}":${JSON.stringify(parsed[field])}`, `"${field}":${literal}`) }, "body:wrong-type")
+    let holder = parsed
+    let field = Object.keys(holder)[0]!
+    while (typeof holder[field] === "object" && holder[field] !== null && !Array.isArray(holder[field])) {
+      holder = holder[field] as Record<string, unknown>
+      field = Object.keys(holder)[0]!
+    }
+    return tag({ ...r, body: JSON.stringify(parsed).replace(`"${field}":${JSON.stringify(holder[field])}`, `"${field}":${literal}`) }, "body:wrong-type")
   }),
   fc.constantFrom(undefined, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx", "text/json").map<Mutation>(
     (type) => (r) => tag(withHeader(r, "content-type", type), "body:content-type")
