@@ -9,47 +9,19 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
-import { delimiter, join } from "node:path"
-import { chromium, type Browser } from "playwright-core"
 import { call } from "../support/Api.js"
+import { ChromiumMissing, ChromiumPath, skipWithoutChromium, withBrowser } from "../support/Chromium.js"
 import { assertMoneyInvariants } from "../support/Invariants.js"
 import { seedOrganization } from "../support/Seed.js"
 import { TestServerOnKnownPortLive } from "../support/TestServer.js"
 
-const onPath = (names: ReadonlyArray<string>) =>
-  (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "").flatMap((dir) => names.map((name) => join(dir, name)))
-    .find((path) => existsSync(path))
-
-const ChromiumPath = process.env.CHROMIUM_PATH ?? onPath(["chromium", "chromium-browser"]) ?? "/usr/bin/chromium"
-const chromiumMissing = !existsSync(ChromiumPath)
 const TestName = "shows the amount, pays with one button, shows the confirmation; the credit lands once"
 
-const withBrowser = <A>(use: (browser: Browser) => Promise<A>) =>
-  Effect.acquireUseRelease(
-    Effect.promise(async () => {
-      const browser = await chromium.launch({
-        executablePath: ChromiumPath,
-        args: [
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync"
-        ]
-      })
-      return browser
-    }),
-    (browser) => Effect.promise(() => use(browser)),
-    (browser) => Effect.promise(() => browser.close())
-  )
-
-if (chromiumMissing && process.env.CI !== "true") {
+if (skipWithoutChromium) {
   describe("checkout in a browser", () => {
     describe("the local checkout page", () => {
       it(TestName, (context) => {
-        context.skip(`no Chromium at ${ChromiumPath} (apt-get install chromium, or set CHROMIUM_PATH); CI=true fails instead`)
+        context.skip(ChromiumMissing)
       })
     })
   })
