@@ -161,12 +161,14 @@ const main = async () => {
     await new Promise((wake) => setTimeout(wake, 3_000))
     const client = new pg.Client({ connectionString: database.url })
     await client.connect()
-    const { rows } = await client.query<{ mismatched: string; held: string; reserved: string }>(`SELECT
+    const { rows } = await client.query<{ mismatched: string; held: string; reserved: string; deadlocks: string }>(`SELECT
       (SELECT count(*) FROM credit_accounts a WHERE a.balance_micros <> COALESCE((SELECT sum(amount_micros) FROM credit_transactions t WHERE t.organization_id = a.organization_id), 0)) AS mismatched,
       (SELECT count(*) FROM runs WHERE held) AS held,
-      (SELECT COALESCE(sum(credit_held), 0) FROM ledger_leases) AS reserved`)
+      (SELECT COALESCE(sum(credit_held), 0) FROM ledger_leases) AS reserved,
+      (SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()) AS deadlocks`)
     await client.end()
     console.log(`\nmoney: ${rows[0]!.mismatched} balances differing from their transactions, ${rows[0]!.held} runs still holding, ${rows[0]!.reserved} micro-USD still reserved (all expected 0)`)
+    console.log(`locks: ${rows[0]!.deadlocks} deadlocks PostgreSQL broke in the bench database (expected 0: each one stalls its transactions for deadlock_timeout)`)
   } finally {
     await service.stop()
     await upstream.stop()

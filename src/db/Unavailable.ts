@@ -30,6 +30,15 @@ export const isDataError = (error: SqlError): boolean => {
   return state !== undefined && (DataErrorClasses.has(state.slice(0, 2)) || state === "40002")
 }
 
+/**
+ * Whether a SQL failure is a transaction PostgreSQL rolled back to break a conflict with another (a deadlock,
+ * 40P01, or a serialization failure, 40001): the database is up and the same work can be done again at once.
+ */
+export const isTransactionConflict = (error: SqlError): boolean => {
+  const state = sqlStateOf(error.cause)
+  return state === "40P01" || state === "40001"
+}
+
 const isSqlError = (error: unknown): error is SqlError =>
   typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"
 

@@ -82,10 +82,13 @@ const fastStatement: Statement = {
       SELECT lease, period, sum(credit) AS credit, sum(spend) AS spend, sum(tokens) AS tokens FROM fresh
       GROUP BY lease, period
     ),
+    lease_locks AS MATERIALIZED (
+      SELECT l.id FROM ledger_leases l WHERE l.id IN (SELECT lease FROM need) ORDER BY l.id FOR NO KEY UPDATE
+    ),
     leased AS (
       UPDATE ledger_leases l SET credit_held = l.credit_held + n.credit, spend_held = l.spend_held + n.spend,
         tokens_held = l.tokens_held + n.tokens, version = l.version + 1
-      FROM need n
+      FROM need n JOIN lease_locks k ON k.id = n.lease
       WHERE l.id = n.lease AND l.period = n.period AND l.holder = $2 AND NOT l.revoked
         AND l.credit_held + n.credit <= l.credit_micros AND l.spend_held + n.spend <= l.spend_micros
         AND l.tokens_held + n.tokens <= l.tokens

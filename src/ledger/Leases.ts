@@ -18,12 +18,20 @@ import { creditFree, lockAccount, lockPosition, spendFree, tokensFree } from "./
 const leaseColumns = `id::text, organization_id, to_char(period, 'YYYY-MM-DD') AS period, billing, spend_limited,
   tokens_limited, revoked, credit_micros, spend_micros, tokens, version`
 
+/**
+ * The leases matching `condition`, locked in id order. Every statement that changes several leases locks them in this
+ * one order first (admission's and settlement's batches do the same), so two of them never wait on each other in a
+ * cycle: PostgreSQL would break such a deadlock only after `deadlock_timeout` (a second), failing one of them.
+ */
+const inLeaseOrder = (condition: string, lock: "NO KEY UPDATE" | "UPDATE" = "NO KEY UPDATE") =>
+  `SELECT id FROM ledger_leases WHERE ${condition} ORDER BY id FOR ${lock}`
+
 /** Revokes an organization's leases (its billing or limits changed): unused parts come back, nothing more is admitted. */
 export const revokeLeases: Statement = {
   name: "ledger_revoke_leases",
   text: `UPDATE ledger_leases SET revoked = true, credit_micros = credit_held, spend_micros = spend_held,
       tokens = tokens_held, version = version + 1
-    WHERE organization_id = $1 AND NOT revoked`
+    WHERE id IN (${inLeaseOrder("organization_id = $1 AND NOT revoked")})`
 }
 
 /** Takes back the unused parts of every lease of an organization (by any holder); returns the leases changed. */
@@ -31,7 +39,9 @@ const reclaimStatement: Statement = {
   name: "ledger_reclaim_leases",
   text: `UPDATE ledger_leases SET credit_micros = credit_held, spend_micros = spend_held, tokens = tokens_held,
       version = version + 1
-    WHERE organization_id = $1 AND (credit_micros > credit_held OR spend_micros > spend_held OR tokens > tokens_held)
+    WHERE id IN (${inLeaseOrder(
+    "organization_id = $1 AND (credit_micros > credit_held OR spend_micros > spend_held OR tokens > tokens_held)"
+  )})
     RETURNING ${leaseColumns}`
 }
 
@@ -67,15 +77,18 @@ const revokeLease: Statement = {
 // nothing more, until they settle (then it is deleted with the holder's next return, or by a sweeper).
 const deleteUnheld: Statement = {
   name: "ledger_delete_unheld_leases",
-  text: `DELETE FROM ledger_leases WHERE holder = $1 AND organization_id = $2
-    AND credit_held = 0 AND spend_held = 0 AND tokens_held = 0`
+  text: `DELETE FROM ledger_leases
+    WHERE id IN (${inLeaseOrder(
+    "holder = $1 AND organization_id = $2 AND credit_held = 0 AND spend_held = 0 AND tokens_held = 0",
+    "UPDATE"
+  )})`
 }
 
 const returnHeld: Statement = {
   name: "ledger_return_held_leases",
   text: `UPDATE ledger_leases SET credit_micros = credit_held, spend_micros = spend_held, tokens = tokens_held,
       revoked = true, version = version + 1
-    WHERE holder = $1 AND organization_id = $2`
+    WHERE id IN (${inLeaseOrder("holder = $1 AND organization_id = $2")})`
 }
 
 const leasedOrganizations: Statement = {

@@ -21,7 +21,7 @@ import {
   OrganizationTokenQuotaExhausted
 } from "../../schema/Errors.js"
 import { PgPools } from "../db/PgPool.js"
-import { unavailableOrDie } from "../db/Unavailable.js"
+import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import type { KeyRefusal } from "./KeyAccounts.js"
 import { admitExact, type ExactOutcome, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
@@ -265,10 +265,13 @@ const fastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) =>
 (run: PendingRun, reservation: Reservation): Effect.Effect<AdmissionOutcome, AdmissionError> =>
   Effect.gen(function*() {
     const { escrow, fastBatcher, limitedKeys, pools } = parts
-    const outcome: FastOutcome = yield* Effect.catchAll(fastBatcher.submit({ run, reservation }), (error) => {
+    const outcome: FastOutcome | undefined = yield* Effect.catchAll(fastBatcher.submit({ run, reservation }), (error) => {
       escrow.release(reservation)
+      // A batch PostgreSQL rolled back for a conflict stored nothing: the exact way admits the run under its lock.
+      if (isTransactionConflict(error as SqlError)) return Effect.succeed(undefined)
       return Effect.zipRight(reconcile(parts, run, reservation.holdCredit), unavailable(error as SqlError))
     })
+    if (outcome === undefined) return yield* exact(run)
     if (outcome._tag === "Stored") {
       return { _tag: "Admitted", run: { pending: run, holdCredit: reservation.holdCredit, reservation } } as const
     }

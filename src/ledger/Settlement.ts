@@ -146,6 +146,11 @@ const settleStatement: Statement = {
       WHERE r.id = m.id AND NOT m.recreated
       RETURNING r.id
     ),
+    lease_locks AS MATERIALIZED (
+      SELECT l.id FROM ledger_leases l
+      WHERE l.id IN (SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL)
+      ORDER BY l.id FOR NO KEY UPDATE
+    ),
     released AS (
       UPDATE ledger_leases l SET credit_micros = l.credit_micros - d.credit_cost,
         credit_held = l.credit_held - d.credit_hold,
@@ -158,6 +163,7 @@ const settleStatement: Statement = {
           sum(CASE WHEN hold_credit THEN hold_micros ELSE 0 END) AS credit_hold, sum(cost) AS cost,
           sum(hold_micros) AS hold_micros, sum(LEAST(tokens, hold_tokens)) AS token_use, sum(hold_tokens) AS hold_tokens
         FROM moves WHERE held AND lease_id IS NOT NULL GROUP BY lease_id) d
+      JOIN lease_locks k ON k.id = d.lease_id
       WHERE l.id = d.lease_id
       RETURNING ${leaseColumns}
     ),
