@@ -13,7 +13,14 @@ import { Effect } from "effect"
 import type pg from "pg"
 import { hold, type CreditRefusal } from "./CreditStore.js"
 import type { LeaseRow, Reservation } from "./Escrow.js"
-import { checkKey, type KeyPositionRow, type KeyRefusal, lockKeyPosition, takeFromBucket } from "./KeyAccounts.js"
+import {
+  checkKey,
+  keyPositionSql,
+  type KeyPositionRow,
+  type KeyRefusal,
+  lockKeyPosition,
+  takeFromBucket
+} from "./KeyAccounts.js"
 import { query, type Statement, transaction } from "./LedgerSql.js"
 import { reclaimLeases } from "./Leases.js"
 import { lockPosition, type Position } from "./Position.js"
@@ -74,9 +81,29 @@ const fastStatement: Statement = {
       JOIN (SELECT ${runColumns} FROM runs) x
         ON x.organization_id = r.org AND x.origin = r.origin AND x.idempotency_key = r.key
     ),
-    fresh AS (
+    candidates AS (
       SELECT * FROM req r WHERE i NOT IN (SELECT i FROM existing)
-        AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.key_id = r.key_id AND k.limited)
+    ),
+    key_position AS MATERIALIZED (
+      SELECT ${keyPositionSql("$4::timestamptz")}
+      WHERE k.key_id = ANY($3::text[])
+    ),
+    key_asks AS (
+      SELECT c.i, p.key_id, p.bucket, p.spend_settled + p.spend_held + sum(c.hold_micros) OVER w AS spend,
+        p.spend_limit, p.tokens_settled + p.tokens_held + sum(c.hold_tokens) OVER w AS tokens, p.token_limit,
+        count(*) OVER w AS runs
+      FROM candidates c JOIN key_position p ON p.key_id = c.key_id
+      WINDOW w AS (PARTITION BY c.key_id ORDER BY c.i)
+    ),
+    key_fits AS (
+      SELECT i, key_id FROM key_asks
+      WHERE (spend_limit IS NULL OR spend <= spend_limit) AND (token_limit IS NULL OR tokens <= token_limit)
+        AND (bucket IS NULL OR bucket >= runs)
+    ),
+    fresh AS (
+      SELECT * FROM candidates r
+      WHERE NOT EXISTS (SELECT 1 FROM keys k WHERE k.key_id = r.key_id AND k.limited)
+        OR i IN (SELECT i FROM key_fits)
     ),
     need AS (
       SELECT lease, period, sum(credit) AS credit, sum(spend) AS spend, sum(tokens) AS tokens FROM fresh
@@ -102,7 +129,12 @@ const fastStatement: Statement = {
         l.billing, true, f.deadline_at, f.created_at, $2, f.lease, f.key_id
       FROM fresh f JOIN leased l ON l.id = f.lease
       ON CONFLICT DO NOTHING
-      RETURNING id
+      RETURNING id, key_id
+    ),
+    bucket_taken AS (
+      UPDATE key_accounts k SET bucket_tokens = p.bucket - t.runs, bucket_at = $4::timestamptz
+      FROM key_position p JOIN (SELECT key_id, count(*) AS runs FROM stored GROUP BY key_id) t ON t.key_id = p.key_id
+      WHERE k.key_id = p.key_id AND p.bucket IS NOT NULL
     )
     SELECT (SELECT json_agg(json_build_object('i', i, 'run', run)) FROM existing) AS existing,
       (SELECT json_agg(id) FROM stored) AS stored,
@@ -135,14 +167,40 @@ export interface FastRequest {
   readonly reservation: Reservation
 }
 
+const lockKeys: Statement = {
+  name: "ledger_admit_lock_keys",
+  text: "SELECT key_id FROM key_accounts WHERE key_id = ANY($1::text[]) ORDER BY key_id FOR UPDATE"
+}
+
+interface FastRow {
+  readonly existing: ReadonlyArray<{ i: number; run: Record<string, any> }> | null
+  readonly stored: ReadonlyArray<string> | null
+  readonly leases: ReadonlyArray<LeaseRow> | null
+  readonly limited: ReadonlyArray<string> | null
+}
+
+/**
+ * The fast statement on its own (no key with limits in the batch), or, for a batch of runs of keys with limits, in
+ * a transaction that first locks those keys' rows in key order (each key's lock, as on the exact way): the
+ * statement, taking a new snapshot after the locks, then reads every earlier admission of those keys committed and
+ * checks each run against its key's limits, the runs of one key counted in batch order.
+ */
+const runFast = (pool: pg.Pool, values: ReadonlyArray<unknown>, limitedKeys: ReadonlyArray<string>) =>
+  limitedKeys.length === 0
+    ? query<FastRow>(pool, fastStatement, values)
+    : transaction(pool, (client) =>
+      Effect.zipRight(query(client, lockKeys, [limitedKeys]), query<FastRow>(client, fastStatement, values)))
+
 /**
  * Stores a batch of runs the slices covered, in one statement; returns each run's outcome (in batch order) and the
- * leases as they stand after it.
+ * leases as they stand after it. Runs of keys with limits are stored only when `limitedKeys` names their key (see
+ * `runFast`) and they fit its limits; the others come back `KeyLimited`, for the exact way.
  */
 export const storeFast = (
   pool: pg.Pool,
   holder: string,
-  batch: ReadonlyArray<FastRequest>
+  batch: ReadonlyArray<FastRequest>,
+  limitedKeys: ReadonlyArray<string> = []
 ): Effect.Effect<{ readonly outcomes: ReadonlyArray<FastOutcome>; readonly leases: ReadonlyArray<LeaseRow> }, SqlError> =>
   Effect.gen(function*() {
     const payload = JSON.stringify(batch.map(({ reservation, run }, i) => ({
@@ -164,12 +222,8 @@ export const storeFast = (
       tokens: reservation.tokens,
       key_id: run.keyId
     })))
-    const [row] = yield* query<{
-      existing: ReadonlyArray<{ i: number; run: Record<string, any> }> | null
-      stored: ReadonlyArray<string> | null
-      leases: ReadonlyArray<LeaseRow> | null
-      limited: ReadonlyArray<string> | null
-    }>(pool, fastStatement, [payload, holder])
+    const keys = [...new Set(limitedKeys)].sort()
+    const [row] = yield* runFast(pool, [payload, holder, keys, new Date().toISOString()], keys)
     const existing = new Map((row?.existing ?? []).map((entry) => [entry.i, runRowOfJson(entry.run)]))
     const stored = new Set(row?.stored ?? [])
     const leases = row?.leases ?? []

@@ -205,6 +205,8 @@ interface LedgerParts {
   readonly limitedKeys: RecentKeys
   readonly queue: ReturnType<typeof makeSettlementQueue>
   readonly fastBatcher: Batcher<FastRequest, FastOutcome, SqlError>
+  /** The fast way for runs of keys known to have limits: each batch under those keys' locks (Admission.ts). */
+  readonly keyedBatcher: Batcher<FastRequest, FastOutcome, SqlError>
 }
 
 const unavailable = (error: SqlError) => unavailableOrDie(error)
@@ -262,10 +264,11 @@ const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<Admis
 
 /** Admits a run its slice covered, in the next batch; what the batch could not store goes the exact way. */
 const fastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) =>
-(run: PendingRun, reservation: Reservation): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+(run: PendingRun, reservation: Reservation, keyed: boolean): Effect.Effect<AdmissionOutcome, AdmissionError> =>
   Effect.gen(function*() {
-    const { escrow, fastBatcher, limitedKeys, pools } = parts
-    const outcome: FastOutcome | undefined = yield* Effect.catchAll(fastBatcher.submit({ run, reservation }), (error) => {
+    const { escrow, limitedKeys, pools } = parts
+    const batcher = keyed ? parts.keyedBatcher : parts.fastBatcher
+    const outcome: FastOutcome | undefined = yield* Effect.catchAll(batcher.submit({ run, reservation }), (error) => {
       escrow.release(reservation)
       // A batch PostgreSQL rolled back for a conflict stored nothing: the exact way admits the run under its lock.
       if (isTransactionConflict(error as SqlError)) return Effect.succeed(undefined)
@@ -322,11 +325,12 @@ const admitWith = (parts: LedgerParts): RunLedgerService["admit"] => {
       const run = pendingRunOf(request, now, holder.id())
       const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
       escrow.noteAdmission(request.organizationId, needs, now)
-      // A key with limits is admitted the exact way, under its lock; a key seen limited lately goes there at once.
-      if (request.keyId !== null && limitedKeys.has(request.keyId, now)) return exact(run)
+      // A run of a key seen with limits lately is batched under its key's lock; the first run of such a key finds
+      // its limits in the plain batch (which stores no run of a key with limits) and goes the exact way.
+      const keyed = request.keyId !== null && limitedKeys.has(request.keyId, now)
       const reservation = escrow.reserve(request.organizationId, run.period, needs)
       topUp(request.organizationId, run.period, request.holdMicros)
-      return reservation === undefined ? exact(run) : fast(run, reservation)
+      return reservation === undefined ? exact(run) : fast(run, reservation, keyed)
     })
 }
 
@@ -373,14 +377,21 @@ const make = Effect.gen(function*() {
   const runtime = yield* Effect.runtime<never>()
   const escrow = new Escrow()
   holder.onReregistered(() => escrow.retireAll())
-  const fastBatcher = yield* makeBatcher(
-    (batch: ReadonlyArray<FastRequest>) =>
-      Effect.map(storeFast(pools.asyncCommit, holder.id(), batch), ({ leases, outcomes }) => {
-        for (const lease of leases) escrow.observe(lease)
-        return outcomes.map((outcome) => Exit.succeed(outcome))
-      }),
-    { maxBatch: 128, maxInFlight: 2 }
-  )
+  // Batches of the fast way; `keyed`: of runs of keys with limits, under their keys' locks.
+  const batcherOf = (keyed: boolean) =>
+    makeBatcher(
+      (batch: ReadonlyArray<FastRequest>) =>
+        Effect.map(
+          storeFast(pools.asyncCommit, holder.id(), batch, keyed ? batch.map(({ run }) => run.keyId!) : []),
+          ({ leases, outcomes }) => {
+            for (const lease of leases) escrow.observe(lease)
+            return outcomes.map((outcome) => Exit.succeed(outcome))
+          }
+        ),
+      { maxBatch: 128, maxInFlight: 2 }
+    )
+  const fastBatcher = yield* batcherOf(false)
+  const keyedBatcher = yield* batcherOf(true)
   const parts: LedgerParts = {
     pools,
     holder,
@@ -389,7 +400,8 @@ const make = Effect.gen(function*() {
     escrow,
     limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
     queue: makeSettlementQueue(pools.main, { maxBatch: 128, maxInFlight: 2 }, runtime),
-    fastBatcher
+    fastBatcher,
+    keyedBatcher
   }
   yield* returnLeasesWhenIdle(parts)
   return RunLedger.of({ admit: admitWith(parts), settle: settleWith(parts) })

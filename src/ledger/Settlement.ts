@@ -56,9 +56,22 @@ export interface BatchResult {
   readonly settledAt: Date
 }
 
+/**
+ * The batch's locks, before its statement: its organizations' accounts in organization order, then its keys' rows
+ * in key order (before any lease, as admission's keyed batches lock keys before leases). The keys' step waits for
+ * the accounts' (its condition reads them first), so the order holds whichever step PostgreSQL starts with.
+ */
 const lockAccounts: Statement = {
   name: "ledger_settle_lock",
-  text: "SELECT 1 FROM credit_accounts WHERE organization_id = ANY($1::text[]) ORDER BY organization_id FOR UPDATE"
+  text: `WITH accounts AS MATERIALIZED (
+      SELECT organization_id FROM credit_accounts WHERE organization_id = ANY($1::text[])
+      ORDER BY organization_id FOR UPDATE
+    ),
+    keys AS MATERIALIZED (
+      SELECT key_id FROM key_accounts WHERE key_id = ANY($2::text[]) AND (SELECT count(*) FROM accounts) >= 0
+      ORDER BY key_id FOR NO KEY UPDATE
+    )
+    SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys`
 }
 
 const leaseColumns = `l.id::text, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing,
@@ -208,11 +221,12 @@ export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>
     const now = new Date()
     const usage = usageTransaction(now)
     const organizations = [...new Set(batch.map((input) => input.organizationId))].sort()
+    const keys = [...new Set(batch.flatMap((input) => (input.keyId === null ? [] : [input.keyId])))]
     const runs = JSON.stringify(batch.map(inputRow))
     const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
     return transaction(pool, (client) =>
       Effect.gen(function*() {
-        yield* query(client, lockAccounts, [organizations])
+        yield* query(client, lockAccounts, [organizations, keys])
         const [row] = yield* query<{
           settled: ReadonlyArray<string> | null
           recreated: ReadonlyArray<string> | null

@@ -160,6 +160,40 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.strictEqual(after.usage.spend_remaining_micros, 2 * SPEND_CEILING_MICROS - Number(stored!.cost))
       }))
 
+    it.effect("a key known to have limits (its runs batched under its lock): exactly N of 5N concurrent runs are admitted", () =>
+      Effect.gen(function*() {
+        const upstream = yield* FakeUpstream
+        const organization = yield* seedOrganization()
+        const key = yield* createKey(organization.secret, { limits: { spend_micros: 100 * SPEND_CEILING_MICROS } })
+        // A first run finds the key's limits: the process remembers the key and batches its later runs under its lock.
+        expect(yield* postRun(key.secret, oneQuestion()), 200, undefined, "the first run")
+        const settled = (yield* getKey(organization.secret, key.id)).usage.spend_settled_micros as number
+        const N = 4
+        assert.strictEqual((yield* patchKey(organization.secret, key.id, { spend_micros: settled + N * SPEND_CEILING_MICROS })).status, 200)
+        yield* upstream.hold
+        const fibers = yield* Effect.forEach(
+          Array.from({ length: 5 * N }, () => freshKey()),
+          (idempotencyKey) => Effect.fork(postRun(key.secret, oneQuestion(), idempotencyKey)),
+          { concurrency: "unbounded" }
+        )
+        yield* Effect.sleep("1500 millis")
+        const during = yield* getKey(organization.secret, key.id)
+        assert.strictEqual(during.usage.spend_reserved_micros, N * SPEND_CEILING_MICROS, "N ceilings held, no more")
+        yield* upstream.release
+        const answers = yield* Effect.forEach(fibers, Fiber.join)
+        assert.deepStrictEqual(
+          answers.map((answer) => answer.status === 200 ? "200" : `${answer.status} ${codeOf(answer)}`).sort(),
+          [...Array(N).fill("200"), ...Array(4 * N).fill("429 key_quota_exhausted")]
+        )
+        const sql = yield* SqlClient.SqlClient
+        const [stored] = yield* sql<{ runs: number; cost: number }>`SELECT count(*)::int AS runs,
+            COALESCE(sum(cost_micros), 0)::bigint AS cost FROM runs WHERE key_id = ${key.id}`
+        assert.strictEqual(stored!.runs, N + 1)
+        const after = yield* getKey(organization.secret, key.id)
+        assert.strictEqual(after.usage.spend_reserved_micros, 0)
+        assert.strictEqual(after.usage.spend_settled_micros, Number(stored!.cost))
+      }))
+
     it.effect("429 key_rate_limited with Retry-After once runs_per_minute is spent; a router selection counts as a run", () =>
       Effect.gen(function*() {
         const organization = yield* seedOrganization()

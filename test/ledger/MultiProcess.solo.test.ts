@@ -143,6 +143,57 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* assertMoneyInvariants
       }))
 
+    it.effect("a key every process knows has limits (its runs batched under its lock), 10 x N concurrent runs over three processes: exactly N admitted", () =>
+      Effect.gen(function*() {
+        const children = yield* ChildServers
+        const upstream = yield* FakeUpstream
+        yield* upstream.reset
+        const N = 6
+        const organization = yield* seedOrganization()
+        const created = yield* Effect.flatMap(
+          post(children[0]!.url, organization.secret, { name: "limited", scopes: ["runs_write"], limits: { spend_micros: 100 * Ceiling } }, "", "/v1/keys"),
+          (response) => Effect.sync(() => {
+            assert.strictEqual(response.status, 201, response.text)
+            return response.json() as { id: string; secret: string }
+          })
+        )
+        // One run through each process: each finds the key's limits and batches the key's later runs under its lock.
+        for (const child of children) {
+          const warm = yield* post(child.url, created.secret, oneQuestion(), freshKey())
+          assert.strictEqual(warm.status, 200, warm.text)
+        }
+        const sql = yield* SqlClient.SqlClient
+        const [settled] = yield* sql<{ micros: number }>`SELECT spend_settled_micros::bigint AS micros FROM key_accounts
+          WHERE key_id = ${created.id}`
+        yield* sql`UPDATE key_accounts SET spend_limit_micros = ${Number(settled!.micros) + N * Ceiling}
+          WHERE key_id = ${created.id}`
+        yield* upstream.reset
+        yield* upstream.hold
+        const statuses: Array<number> = []
+        const burst = yield* Effect.forkDaemon(Effect.forEach(
+          Array.from({ length: 10 * N }, (_, index) => index),
+          (index) =>
+            Effect.tap(
+              post(children[index % children.length]!.url, created.secret, oneQuestion(), freshKey()),
+              (response) => Effect.sync(() => statuses.push(response.status))
+            ),
+          { concurrency: "unbounded" }
+        ))
+        yield* eventually(Effect.sync(() => statuses.length), (answered) => answered >= 9 * N, 60)
+        const calls = (yield* upstream.requests).length
+        yield* upstream.release
+        const responses = yield* Effect.fromFiber(burst)
+        assert.strictEqual(calls, N, "exactly N runs of the key reached the model while the burst was held")
+        assert.deepStrictEqual(count(responses.map((response) => response.status)), { 200: N, 429: 9 * N })
+        for (const response of responses.filter((response) => response.status === 429)) {
+          assert.strictEqual(codeOf(response), "key_quota_exhausted")
+        }
+        const [stored] = yield* sql<{ runs: number }>`SELECT count(*)::int AS runs FROM runs WHERE key_id = ${created.id}`
+        assert.strictEqual(stored!.runs, N + children.length)
+        assert.strictEqual(yield* heldRuns, 0)
+        yield* assertMoneyInvariants
+      }))
+
     it.effect("one idempotency key sent to three processes at once: one upstream call, one charge, the others replay", () =>
       Effect.gen(function*() {
         const children = yield* ChildServers
