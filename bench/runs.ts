@@ -126,7 +126,7 @@ const main = async () => {
       console.log(`              server-timing    ${timingLine(hot)}`)
       console.log(`              ${cpuLine(hot)}`)
       const limited = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busyLimited!]), cpu })
-      console.log(`64 in flight  one limited key   ${throughput(limited)}  p50 ${fmt(limited.p50)} p99 ${fmt(limited.p99)} ms  ${statusText(limited)}   (its key has spend, token and rate limits: every run takes the exact way)`)
+      console.log(`64 in flight  one limited key   ${throughput(limited)}  p50 ${fmt(limited.p50)} p99 ${fmt(limited.p99)} ms  ${statusText(limited)}   (its key has spend, token and rate limits: its runs are batched under its lock)`)
       console.log(`              server-timing    ${timingLine(limited)}`)
       console.log(`              ${cpuLine(limited)}`)
       capacity = completedPerSecond(many)

@@ -3,9 +3,10 @@
  * and runs per minute, checked at admission right after the organization's quota with the same ceilings and token
  * reservations. A key's account row (`key_accounts`) is its lock and holds its limits, the settled part of its usage
  * for its current period (grown by settlement, `settleOnKeys`) and its token bucket; what it holds is read from its
- * runs still holding. A run of a key with any limit is admitted the exact way (Admission.ts) under the key's lock;
- * the fast way takes the key's row in share mode and admits only runs of keys without limits, so a limit set while
- * a batch runs is waited for and then applies. Exact under concurrency and across processes like the quota: every
+ * runs still holding. A run of a key with any limit is admitted under the key's lock: the exact way, or a keyed
+ * batch of the fast way (Admission.ts), which locks its keys first and checks its runs in batch order; a plain fast
+ * batch takes the key's row in share mode and admits only runs of keys without limits, so a limit set while a batch
+ * runs is waited for and then applies. Exact under concurrency and across processes like the quota: every
  * admission of a limited key reads settled + held under the key's lock, and settlement moves a run from held to
  * settled in one transaction.
  */
@@ -28,7 +29,7 @@ export interface KeyLimits {
 /** No limits: what a key has until some are set. */
 export const NoLimits: KeyLimits = { spendMicros: null, tokens: null, runsPerMinute: null, period: "month" }
 
-/** A key with any limit is admitted the exact way. */
+/** A key with any limit is admitted under its lock (the exact way, or a keyed batch). */
 export const isLimited = (limits: KeyLimits): boolean =>
   limits.spendMicros !== null || limits.tokens !== null || limits.runsPerMinute !== null
 
