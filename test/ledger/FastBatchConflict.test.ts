@@ -28,7 +28,7 @@ const installConflictTrigger = (state: string) =>
   })
 
 const dropConflictTrigger = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.asVoid(sql.unsafe("DROP TRIGGER IF EXISTS test_fast_conflict ON runs")))
+  Effect.orDie(sql.unsafe("DROP TRIGGER IF EXISTS test_fast_conflict ON runs")))
 
 /** Waits until this process holds a lease of the organization (its background top-up after a first run). */
 const leaseGranted = (organizationId: string) =>
