@@ -21,7 +21,59 @@ import { serverTimingValue } from "./ServerTiming.js"
 /** The routes whose requests may be shed (method and exact path). */
 const Shedable = new Set(["POST /v1/runs", "POST /v1/router/select"])
 
+/** How often the event loop's lag is sampled while the shedable routes are being asked, and otherwise. */
 const SampleEveryMs = 10
+const IdleSampleEveryMs = 100
+
+/** The sampler slows down once the shedable routes have not been asked for this long. */
+const IdleAfterMs = 2_000
+
+/**
+ * The event loop's lag (ms, decaying), sampled every `SampleEveryMs` while the shedable routes are being asked and
+ * every `IdleSampleEveryMs` otherwise: a JavaScript timer every 10 ms costs an idle process about 11 ms of CPU a
+ * second (more than all its other background work), one every 100 ms a tenth of it, and a lag that matters (a
+ * stall of the loop, tens of milliseconds and more) is still seen by the first sample after it.
+ */
+class LagSampler {
+  lag = 0
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private expected = 0
+  private period = IdleSampleEveryMs
+  private lastAsked = -Infinity
+
+  constructor() {
+    this.schedule(performance.now())
+  }
+
+  /** Notes a request to a shedable route (at `now`, performance.now()), sampling at the fast pace from now on. */
+  asked(now: number): void {
+    this.lastAsked = now
+    if (this.period === SampleEveryMs || this.timer === undefined) return
+    // The slow sample due now, if overdue, still counts: a stall that just ended is seen before the request is served.
+    this.lag = Math.max(now - this.expected, this.lag)
+    clearTimeout(this.timer)
+    this.period = SampleEveryMs
+    this.schedule(now)
+  }
+
+  stop(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private schedule(now: number): void {
+    this.expected = now + this.period
+    this.timer = setTimeout(this.sample, this.period)
+    this.timer.unref()
+  }
+
+  private readonly sample = () => {
+    const now = performance.now()
+    this.lag = Math.max(now - this.expected, this.lag * 0.8)
+    this.period = now - this.lastAsked > IdleAfterMs ? IdleSampleEveryMs : SampleEveryMs
+    this.schedule(now)
+  }
+}
 
 /** The message of a shed request. */
 export const ShedMessage =
@@ -74,7 +126,7 @@ export interface OverloadGuard {
 export const startOverloadGuard = (
   options: { readonly maxLagMs: number; readonly maxInFlight: number; readonly cors: Cors }
 ): OverloadGuard => {
-  let lag = 0
+  const sampler = options.maxLagMs > 0 ? new LagSampler() : undefined
   let inFlight = 0
   const limit = new GradientLimit({
     ...DefaultLimitOptions,
@@ -82,24 +134,19 @@ export const startOverloadGuard = (
     min: Math.min(DefaultLimitOptions.min, Math.max(1, options.maxInFlight)),
     max: Math.max(1, options.maxInFlight)
   })
-  let expected = performance.now() + SampleEveryMs
-  const timer = setInterval(() => {
-    const now = performance.now()
-    lag = Math.max(now - expected, lag * 0.8)
-    expected = now + SampleEveryMs
-  }, SampleEveryMs)
-  timer.unref()
 
   return {
     shed: (request, response) => {
       const path = request.url === undefined ? "" : request.url.split("?", 1)[0]!
       const key = `${request.method} ${path}`
       if (!Shedable.has(key)) return false
-      const lagging = options.maxLagMs > 0 && lag > options.maxLagMs
+      const now = performance.now()
+      sampler?.asked(now)
+      const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
       const full = options.maxInFlight > 0 && inFlight >= limit.limit
       if (!lagging && !full) {
         inFlight++
-        const started = performance.now()
+        const started = now
         const at = inFlight
         response.once("close", () => {
           inFlight--
@@ -125,7 +172,7 @@ export const startOverloadGuard = (
       request.resume()
       return true
     },
-    stop: () => clearInterval(timer),
+    stop: () => sampler?.stop(),
     limit: () => limit.limit,
     inFlight: () => inFlight
   }
