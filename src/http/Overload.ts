@@ -22,15 +22,18 @@ import { serverTimingValue } from "./ServerTiming.js"
 const Shedable = new Set(["POST /v1/runs", "POST /v1/router/select"])
 
 /** How often the event loop's lag is sampled while the shedable routes are being asked, and otherwise. */
-const SampleEveryMs = 10
+const SampleEveryMs = 20
 const IdleSampleEveryMs = 100
+
+/** How much of the lag seen remains after each millisecond without a new stall (a fifth is gone every 10 ms). */
+const LagDecayPerMs = 0.8 ** (1 / 10)
 
 /** The sampler slows down once the shedable routes have not been asked for this long. */
 const IdleAfterMs = 2_000
 
 /**
- * The event loop's lag (ms, decaying), sampled every `SampleEveryMs` while the shedable routes are being asked and
- * every `IdleSampleEveryMs` otherwise: a JavaScript timer every 10 ms costs an idle process about 11 ms of CPU a
+ * The event loop's lag (ms, decaying with time), sampled every `SampleEveryMs` while the shedable routes are being
+ * asked and every `IdleSampleEveryMs` otherwise: a JavaScript timer every 10 ms costs a process about 11 ms of CPU a
  * second (more than all its other background work), one every 100 ms a tenth of it, and a lag that matters (a
  * stall of the loop, tens of milliseconds and more) is still seen by the first sample after it.
  */
@@ -69,7 +72,7 @@ class LagSampler {
 
   private readonly sample = () => {
     const now = performance.now()
-    this.lag = Math.max(now - this.expected, this.lag * 0.8)
+    this.lag = Math.max(now - this.expected, this.lag * LagDecayPerMs ** (now - this.expected + this.period))
     this.period = now - this.lastAsked > IdleAfterMs ? IdleSampleEveryMs : SampleEveryMs
     this.schedule(now)
   }
