@@ -8,6 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { ServerNodeFlags } from "../src/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad } from "./support/Load.js"
@@ -76,7 +77,7 @@ const main = async () => {
     DECISION_PROVIDER_MODEL: "bench",
     LOG_LEVEL: "error",
     WORKERS: "1"
-  }, "/readyz", ["--cpu-prof", "--cpu-prof-dir", dir])
+  }, "/readyz", ["--cpu-prof", "--cpu-prof-dir", dir, ...ServerNodeFlags])
   try {
     const organizations = await seedOrganizations(database.url, 10, 1_000_000_000_000, "profile")
     let sent = 0

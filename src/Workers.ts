@@ -21,6 +21,22 @@ export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
   return count
 }
 
+/**
+ * V8 flags every server process runs with: a young generation of 32 MiB semi-spaces instead of V8's default 16. A run
+ * allocates many short-lived objects (Effect fibers, JSON, HTTP and pg buffers); with the default size the scavenger
+ * ran so often that objects of runs still in flight were copied and promoted again and again, and a bigger nursery
+ * let most of them die young. Measured on 2026-11-24 (one process, PostgreSQL, 20 ms upstream, 64 in flight, 8 s
+ * each, the two settings alternated twice): 2.14 and 2.37 ms of service CPU per run, against 2.59 and 2.72 ms.
+ * `npm start` passes them to the first process, and the primary to every worker it starts.
+ */
+export const ServerNodeFlags: ReadonlyArray<string> = ["--max-semi-space-size=32"]
+
+/** `execArgv` with the server's V8 flags added where not given already. */
+export const withServerNodeFlags = (execArgv: ReadonlyArray<string>): Array<string> => [
+  ...ServerNodeFlags.filter((flag) => !execArgv.some((given) => given.startsWith(flag.split("=")[0]!))),
+  ...execArgv
+]
+
 /** A dying worker is started again, but not more often than this. */
 const RestartDelayMs = 1_000
 
@@ -31,6 +47,7 @@ export const runWorkers = (serve: () => void): void => {
   if (count === 1) return serve()
   process.env.LOCAL_BILLING_SIGNING_KEY ??= randomBytes(32).toString("hex")
   let stopping = false
+  cluster.setupPrimary({ execArgv: withServerNodeFlags(process.execArgv) })
   const start = () => cluster.fork()
   cluster.on("exit", (worker, code, signal) => {
     if (stopping) {
