@@ -55,21 +55,26 @@ export interface RunContext {
 interface Race {
   answered: boolean
   settling: Settling | undefined
-  fallback: RunEnd | undefined
+  /** The calls of the run being settled, for the failure that replaces its end if the deadline wins. */
+  calls: ReadonlyArray<LedgerCall>
 }
 
-const deadlineError = () => new DeadlineExceeded({ message: "the run's deadline passed before it settled" })
+const DeadlineMessage = "the run's deadline passed before it settled"
 
-/** The failure stored for a run whose caller was answered 504: failed with its answered calls, or still pending. */
+const deadlineError = () => new DeadlineExceeded({ message: DeadlineMessage })
+
+/**
+ * The failure stored for a run whose caller was answered 504: failed with its answered calls, or still pending.
+ * Built from constants (no error object), as every settlement prepares it.
+ */
 const deadlineEnd = (calls: ReadonlyArray<LedgerCall>): RunEnd => {
-  const error = deadlineError()
   const answered = calls.some((call) => call.status === "succeeded")
   return {
     state: answered ? "failed" : "pending",
     output: null,
     outputDigest: null,
-    errorCode: answered ? error._tag : null,
-    errorMessage: answered ? error.message : null,
+    errorCode: answered ? DeadlineExceeded._tag : null,
+    errorMessage: answered ? DeadlineMessage : null,
     calls
   }
 }
@@ -140,7 +145,7 @@ const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void) 
 const settle = (context: RunContext, race: Race, run: AdmittedRun, spec: RunSpec, finished: { end: RunEnd; error: EngineError | null }) =>
   Effect.gen(function*() {
     const end = race.answered ? deadlineEnd(finished.end.calls) : finished.end
-    race.fallback = deadlineEnd(finished.end.calls)
+    race.calls = finished.end.calls
     race.settling = context.ledger.settle(run, end)
     const result = yield* race.settling.committed
     if (result.refused) return yield* Effect.die(new Error(`PostgreSQL refused the outcome of run ${run.pending.id}`))
@@ -213,7 +218,7 @@ export const executeRun = (
 ): Effect.Effect<RunOutcome, WorkError> =>
   Effect.flatMap(Effect.option(Effect.currentParentSpan), (parent) =>
     Effect.async<RunOutcome, WorkError>((resume) => {
-      const race: Race = { answered: false, settling: undefined, fallback: undefined }
+      const race: Race = { answered: false, settling: undefined, calls: [] }
       let done = false
       const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
         if (done) return
@@ -225,7 +230,7 @@ export const executeRun = (
       // run's end can then still be replaced, so the check repeats until one or the other happens.
       const expire = () => {
         if (done) return
-        if (race.settling !== undefined && !race.settling.yieldTo(race.fallback!)) {
+        if (race.settling !== undefined && !race.settling.yieldTo(deadlineEnd(race.calls))) {
           timer = setTimeout(expire, RecheckMs)
           return
         }
