@@ -1,15 +1,16 @@
 /**
- * The embedded default database: PGlite (PostgreSQL compiled to WebAssembly) persisted in `DATA_DIR/pgdata`, served
+ * The embedded default database: PGlite (PostgreSQL compiled to WebAssembly) persisted in `DATA_DIR/pgdata` (a new
+ * one copied from the build's initialised template when there is a current one, EmbeddedTemplate.ts), served
  * (PgliteSocket) to the same `pg` client the PostgreSQL mode uses through a PostgreSQL-protocol socket at
  * `DATA_DIR/.s.PGSQL.5432` (TCP on 127.0.0.1 when that path is too long for a Unix socket). One process owns the
  * files; `DATA_DIR/embedded.lock` names it and its socket, so the operator CLI can work through a running server
  * instead of opening the files a second time.
  */
-import { PGlite } from "@electric-sql/pglite"
 import { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
+import { openPglite, seedFromTemplate } from "./EmbeddedTemplate.js"
 import { servePglite } from "./PgliteSocket.js"
 import { join, resolve } from "node:path"
 
@@ -110,15 +111,31 @@ const claim = (dataDir: string) =>
     return yield* Effect.dieMessage(`could not claim ${lockPath(dataDir)}`)
   })
 
+/** Gives a new database the template's initialised folder when it can, and says how a new database began. */
+const seed = (dir: string) =>
+  Effect.flatMap(Effect.sync(() => seedFromTemplate(dir)), (seeding) => {
+    switch (seeding._tag) {
+      case "Existing":
+        return Effect.void
+      case "Seeded":
+        return Effect.logInfo("new embedded database: copied the initialised template (no initdb)")
+      case "NoTemplate":
+        return Effect.logInfo("new embedded database: no template from this PGlite (npm run build makes one); running initdb")
+      case "Failed":
+        return Effect.logWarning("new embedded database: could not copy the template; running initdb", seeding.cause)
+    }
+  })
+
 /** Opens PGlite in `dataDir` and serves it on a socket for the life of the scope; returns the target. */
 export const openEmbedded = (dataDir: string) =>
   Effect.gen(function*() {
     const dir = resolve(dataDir)
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     yield* Effect.acquireRelease(claim(dir), () => Effect.sync(() => rmSync(lockPath(dir), { force: true })))
+    yield* seed(dir)
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(join(dir, "pgdata")),
+        try: () => openPglite(join(dir, "pgdata")),
         catch: (cause) => new SqlError({ cause, message: `could not open the embedded database in ${dir}` })
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.orElse(() => Effect.void))
