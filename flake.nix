@@ -20,7 +20,8 @@
 
         # The service, built from package-lock.json (importNpmLock reads the lockfile's resolved URLs and
         # integrity hashes, so no separate dependency hash is kept in this file): every dependency, dev ones
-        # included, is installed to compile schema/ and src/ to dist/ (`npm run build`, tsc); the install then
+        # included, is installed to build dist/ (`npm run build`, scripts/build.mjs: tsc, the esbuild bundles
+        # dist/main.mjs and dist/cli.mjs, and the initialised embedded database template); the install then
         # prunes the dev dependencies, so the runtime closure holds only what the service runs with.
         arbiter = pkgs.buildNpmPackage {
           pname = "arbiter";
@@ -38,8 +39,8 @@
             rm -f $out/lib/arbiter/dist/.sources $out/lib/arbiter/dist/.tsbuildinfo
             # The wrappers run from the caller's directory, so DATA_DIR's default (./.data) and relative paths mean
             # what the operator expects; the service finds migrations/ and data/ beside its package.json.
-            makeWrapper ${nodejs}/bin/node $out/bin/arbiter --add-flags "$out/lib/arbiter/dist/src/cli.js"
-            makeWrapper ${nodejs}/bin/node $out/bin/arbiter-server --add-flags "$out/lib/arbiter/dist/src/main.js"
+            makeWrapper ${nodejs}/bin/node $out/bin/arbiter --add-flags "$out/lib/arbiter/dist/cli.mjs"
+            makeWrapper ${nodejs}/bin/node $out/bin/arbiter-server --add-flags "$out/lib/arbiter/dist/main.mjs"
             runHook postInstall
           '';
           meta.mainProgram = "arbiter-server";

@@ -4,7 +4,7 @@
  *
  *   node scripts/start-time.mjs [restarts] [-- command ...]
  *
- * The command defaults to `npm start` (the build check, then `node dist/src/main.js`); e.g.
+ * The command defaults to `npm start` (the build check, then `node dist/main.mjs`); e.g.
  * `node scripts/start-time.mjs 3 -- node --import tsx src/main.ts` measures the uncompiled start. Each start gets
  * its own port; it is stopped with SIGTERM (its whole process group) and the next waits until it has let go of the
  * database.

@@ -448,7 +448,7 @@ export const runCli = (args: ReadonlyArray<string>, output: CliOutput) => {
   )
 }
 
-/** Whether this module is the program node was started with (`node dist/src/cli.js`), not imported by another. */
+/** Whether this module is the program node was started with (`node dist/cli.mjs`, `node dist/src/cli.js`), not imported by another. */
 const invokedAsProgram = (() => {
   try {
     return process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))

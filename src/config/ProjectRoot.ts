@@ -1,7 +1,8 @@
 /**
- * Where the service's shipped files are (`migrations/`, `data/`, ...), whether the modules run from `src/` (tsx,
- * tests) or compiled from `dist/src/` (`npm start`, the Nix package): the nearest folder above this module that
- * holds the project's package.json. Every path read at run time resolves through `shippedFile`.
+ * Where the service's shipped files are (`migrations/`, `data/`, `dist/embedded-template/`, ...), whether the modules
+ * run from `src/` (tsx, tests), compiled in `dist/src/`, or bundled into `dist/main.mjs` and `dist/cli.mjs` (`npm
+ * start`, the Nix package): the nearest folder above this module that holds the project's package.json. Every path
+ * read at run time resolves through `shippedFile`.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
