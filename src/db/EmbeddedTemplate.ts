@@ -5,9 +5,9 @@
  * empty copies it there (into a side folder renamed into place, so an interrupted copy is never taken for a
  * database) and opens it as an existing database; the migrations then run as on any first start. The result is what
  * PGlite's own first start makes, which is no more than initdb in memory written out to the folder (only the
- * cluster's system identifier, drawn by initdb, is shared by the databases copied from one template), for about
- * 0.2 s of copying instead of about 3 s of initdb. A missing template, one made by another PGlite, or a copy that
- * fails falls back to PGlite's initdb, as before.
+ * cluster's system identifier, drawn by initdb, is shared by the databases copied from one template), for 0.2 to
+ * 0.7 s of copying (about 1,000 files, 40 MB) instead of about 3 s of initdb. A missing template, one made by another
+ * PGlite, or a copy that fails falls back to PGlite's initdb, as before.
  */
 import { PGlite } from "@electric-sql/pglite"
 import {
