@@ -40,7 +40,7 @@
             # The wrappers run from the caller's directory, so DATA_DIR's default (./.data) and relative paths mean
             # what the operator expects; the service finds migrations/ and data/ beside its package.json.
             makeWrapper ${nodejs}/bin/node $out/bin/arbiter --add-flags "$out/lib/arbiter/dist/cli.mjs"
-            makeWrapper ${nodejs}/bin/node $out/bin/arbiter-server --add-flags "$out/lib/arbiter/dist/main.mjs"
+            makeWrapper ${nodejs}/bin/node $out/bin/arbiter-server --add-flags "--max-semi-space-size=32 $out/lib/arbiter/dist/main.mjs"
             runHook postInstall
           '';
           meta.mainProgram = "arbiter-server";
