@@ -2,7 +2,7 @@
  * `npm run bench:profile`: where the service spends its CPU on the hot path. Starts the service exactly as
  * `bench:runs` does (PostgreSQL, an OpenAI-compatible upstream in its own process) under `node --cpu-prof`, sends
  * one-question decision runs from `BENCH_CONNECTIONS` connections (default 64) for `BENCH_SECONDS` (default 10),
- * stops it, and prints the CPU per run (`BENCH_SERVICE_SCRIPT` runs another entry point, e.g. a compiled main.js) and the top functions and files by self time from the profile (the profile
+ * stops it, and prints the CPU per run (the bundle `npm start` runs; `BENCH_SERVICE_SCRIPT` runs another entry point, e.g. src/main.ts under tsx) and the top functions and files by self time from the profile (the profile
  * itself is kept in `BENCH_PROFILE_DIR`, default a temporary folder, for a flame graph viewer).
  */
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
@@ -69,7 +69,7 @@ const main = async () => {
   const database = await createBenchDatabase()
   const dir = process.env.BENCH_PROFILE_DIR ?? mkdtempSync(join(tmpdir(), "arbiter-profile-"))
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: String(process.env.BENCH_UPSTREAM_MS ?? 0) })
-  const service = await startNode(process.env.BENCH_SERVICE_SCRIPT ?? "src/main.ts", {
+  const service = await startNode(process.env.BENCH_SERVICE_SCRIPT ?? "dist/main.mjs", {
     DATABASE_URL: database.url,
     BILLING_PROVIDER: "local",
     DECISION_PROVIDER: "openai",

@@ -9,6 +9,7 @@
  */
 import pg from "pg"
 import { letterRequest } from "../src/providers/LetterReadout.js"
+import { ServerNodeFlags } from "../src/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
@@ -87,7 +88,8 @@ const limitKeys = async (databaseUrl: string, organizationId: string) => {
 const main = async () => {
   const database = await createBenchDatabase()
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
-  const service = await startNode("src/main.ts", {
+  // The server as `npm start` runs it: the bundle, with the server's V8 flags.
+  const service = await startNode("dist/main.mjs", {
     DATABASE_URL: database.url,
     BILLING_PROVIDER: "local",
     DATABASE_POOL_SIZE: "16",
@@ -95,7 +97,7 @@ const main = async () => {
     DECISION_PROVIDER_URL: `${upstream.url}/v1`,
     DECISION_PROVIDER_MODEL: "bench",
     LOG_LEVEL: "error"
-  }, "/readyz")
+  }, "/readyz", ServerNodeFlags)
   const setLatency = (ms: number) => fetch(`${upstream.url}/__latency?ms=${ms}`, { method: "POST" })
   try {
     const spread = await seedOrganizations(database.url, 100, 1_000_000_000_000, "spread")

@@ -41,7 +41,7 @@ const waitFor = async (url: string, child: ChildProcess, output: () => string) =
   throw new Error(`server did not answer ${url}:\n${output()}`)
 }
 
-/** Starts `node [nodeArgs] --import tsx <script>` (a `.js` script without tsx) with env, waits until `readyPath` answers. */
+/** Starts `node [nodeArgs] --import tsx <script>` (a `.js` or `.mjs` script without tsx) with env, waits until `readyPath` answers. */
 export const startNode = async (
   script: string,
   env: Record<string, string>,
@@ -50,7 +50,7 @@ export const startNode = async (
 ): Promise<Child> => {
   const port = await freePort()
   let log = ""
-  const loader = script.endsWith(".js") ? [] : ["--import", "tsx"]
+  const loader = script.endsWith(".js") || script.endsWith(".mjs") ? [] : ["--import", "tsx"]
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
     env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
