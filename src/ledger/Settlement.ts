@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import type pg from "pg"
 import { captureStatement, usageTransaction } from "./CreditStore.js"
 import type { LeaseRow } from "./Escrow.js"
-import { query, type Statement } from "./LedgerSql.js"
+import { query, type Statement, transaction } from "./LedgerSql.js"
 import { settleOnKeysStatement } from "./KeyAccounts.js"
 import { commitStatement } from "./QuotaLedger.js"
 import { type LedgerCall, ledgerRows, type RunOrigin } from "./RunRecord.js"
@@ -56,6 +56,24 @@ export interface BatchResult {
   readonly settledAt: Date
 }
 
+/**
+ * The batch's locks, before its statement: its organizations' accounts in organization order, then its keys' rows
+ * in key order (before any lease, as admission's keyed batches lock keys before leases). The keys' step waits for
+ * the accounts' (its condition reads them first), so the order holds whichever step PostgreSQL starts with.
+ */
+const lockAccounts: Statement = {
+  name: "ledger_settle_lock",
+  text: `WITH accounts AS MATERIALIZED (
+      SELECT organization_id FROM credit_accounts WHERE organization_id = ANY($1::text[])
+      ORDER BY organization_id FOR UPDATE
+    ),
+    keys AS MATERIALIZED (
+      SELECT key_id FROM key_accounts WHERE key_id = ANY($2::text[]) AND (SELECT count(*) FROM accounts) >= 0
+      ORDER BY key_id FOR NO KEY UPDATE
+    )
+    SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys`
+}
+
 const leaseColumns = `l.id::text, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing,
   l.spend_limited, l.tokens_limited, l.revoked, l.credit_micros, l.spend_micros, l.tokens, l.version`
 
@@ -66,15 +84,7 @@ const final = (column: string, value: string) =>
 
 const settleStatement: Statement = {
   name: "ledger_settle",
-  text: `WITH account_locks AS MATERIALIZED (
-      SELECT organization_id FROM credit_accounts WHERE organization_id = ANY($6::text[])
-      ORDER BY organization_id FOR UPDATE
-    ),
-    key_locks AS MATERIALIZED (
-      SELECT key_id FROM key_accounts WHERE key_id = ANY($7::text[]) AND (SELECT count(*) FROM account_locks) >= 0
-      ORDER BY key_id FOR NO KEY UPDATE
-    ),
-    input AS (
+  text: `WITH input AS (
       SELECT * FROM json_to_recordset($1::json) AS i(id uuid, org text, state text, output json, output_digest text,
         error_code text, error_message text, recreate boolean, origin text, key text, kind text, digest text,
         period date, hold_credit boolean, created_at timestamptz, deadline_at timestamptz, holder text, key_id text)
@@ -88,7 +98,6 @@ const settleStatement: Statement = {
       SELECT r.id, r.organization_id, r.period, r.held, r.hold_micros, r.hold_tokens, r.hold_credit, r.lease_id,
         r.key_id, r.created_at
       FROM runs r JOIN input i ON r.id = i.id AND r.organization_id = i.org
-      WHERE (SELECT count(*) FROM key_locks) >= 0
       FOR NO KEY UPDATE OF r
     ),
     recreated AS (
@@ -206,35 +215,29 @@ const inputRow = (input: SettlementInput) => ({
   key_id: input.keyId
 })
 
-/**
- * Settles a batch in one statement on `pool` (the main pool: its commit, the statement's own, is synchronous): one
- * round trip. The statement takes its locks first, in the order every ledger statement follows (accounts in
- * organization order, then keys in key order, then the runs, then leases in id order): `locked`, the first step that
- * locks a row the batch changes, waits on `key_locks`, which waits on `account_locks` (each through a one-time
- * condition PostgreSQL evaluates before the step's first row). Its snapshot is taken before those locks; every row it
- * changes is re-read at its latest version once locked, and the rows it only reads are the batch's own or not
- * shared (docs/ledger.md, "Settlement").
- */
+/** Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous). */
 export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>): Effect.Effect<BatchResult, SqlError> =>
   Effect.suspend(() => {
     const now = new Date()
     const usage = usageTransaction(now)
-    const organizations = [...new Set(batch.map((input) => input.organizationId))]
+    const organizations = [...new Set(batch.map((input) => input.organizationId))].sort()
     const keys = [...new Set(batch.flatMap((input) => (input.keyId === null ? [] : [input.keyId])))]
     const runs = JSON.stringify(batch.map(inputRow))
     const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
-    return Effect.map(
-      query<{
-        settled: ReadonlyArray<string> | null
-        recreated: ReadonlyArray<string> | null
-        leases: ReadonlyArray<LeaseRow> | null
-        accounts: BatchResult["accounts"] | null
-      }>(pool, settleStatement, [runs, calls, usage.id, usage.description, now.toISOString(), organizations, keys]),
-      ([row]) => ({
-        settled: new Set([...(row?.settled ?? []), ...(row?.recreated ?? [])]),
-        leases: row?.leases ?? [],
-        accounts: row?.accounts ?? [],
-        settledAt: now
-      })
-    )
+    return transaction(pool, (client) =>
+      Effect.gen(function*() {
+        yield* query(client, lockAccounts, [organizations, keys])
+        const [row] = yield* query<{
+          settled: ReadonlyArray<string> | null
+          recreated: ReadonlyArray<string> | null
+          leases: ReadonlyArray<LeaseRow> | null
+          accounts: BatchResult["accounts"] | null
+        }>(client, settleStatement, [runs, calls, usage.id, usage.description, now.toISOString()])
+        return {
+          settled: new Set([...(row?.settled ?? []), ...(row?.recreated ?? [])]),
+          leases: row?.leases ?? [],
+          accounts: row?.accounts ?? [],
+          settledAt: now
+        }
+      }))
   })
