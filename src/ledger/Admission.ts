@@ -3,7 +3,8 @@
  * settlement, a synchronous commit, flushes it before any answer depends on it; docs/ledger.md has the crash
  * analysis). The fast way: runs whose holds this process's slices covered (Escrow) are stored in one statement per
  * batch, which also adds their holds to their leases only if each lease still covers them (another process may have
- * reclaimed it) and finds the idempotency keys already used, so a key owning a run is answered without being charged.
+ * reclaimed it) and finds the idempotency keys already used, so a key owning a run is answered without being charged;
+ * runs of keys with limits join keyed batches, which lock their keys first and check each run against its key.
  * The exact way, for a run no slice covers: under the organization's lock, the contract's checks in its order
  * (replay; quota, 429; conflict, 409; credit, 402) against the position, taking back every lease's unused parts
  * before refusing, so a run is refused only when what is left, unused slices included, cannot cover it.

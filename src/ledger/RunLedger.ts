@@ -103,7 +103,10 @@ export class AfterSettlement extends Context.Tag("AfterSettlement")<
   static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
 }
 
-/** How long a key seen with limits goes straight to the exact way (a key whose limits were cleared, at most this long). */
+/**
+ * How long a key seen with limits has its runs batched under its lock (keyed batches; a key whose limits were
+ * cleared, at most this long).
+ */
 const LimitedKeyMemoryMs = 30_000
 
 /** Keys seen with limits lately (bounded: the oldest are forgotten first). */
