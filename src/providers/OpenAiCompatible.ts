@@ -234,7 +234,12 @@ const callWithRetries = <A>(
       const reason = previous.retryAfterMs === undefined ? "backoff" : "retry_after"
       count(upstreamRetries, transport.series.get(`retry ${reason}`))
     }
-    return attemptOnce(transport, call, ordinal++).pipe(Effect.tapError((failure) => Effect.sync(() => (previous = failure))))
+    return attemptOnce(transport, call, ordinal++).pipe(Effect.tapError((failure) => {
+      previous = failure
+      return failure._tag === "Retryable"
+        ? Effect.logInfo(`upstream attempt ${failure.attempts} failed (${failure.kind}): ${failure.detail}`)
+        : Effect.void
+    }))
   })
   return Effect.retry(attempt, retrySchedule({ ...retry, deadline: call.deadline })).pipe(
     Effect.mapError((failure) =>

@@ -7,8 +7,8 @@
  * under way the answer waits for it (it may store the run completed, and the caller then hears so). The work goes on
  * in its own fiber when the caller goes away, so every run is settled and every answered call billed.
  */
-import { Effect, Exit, Runtime } from "effect"
-import { DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
+import { Effect, Exit, FiberRef, Runtime } from "effect"
+import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type { AdmissionError, AdmittedRun, RunLedgerService, Settling } from "../ledger/RunLedger.js"
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
@@ -206,9 +206,17 @@ export interface RunRequestShape {
   readonly spec: RunSpec
 }
 
+/** What the run's own fiber takes from the request's: its span, request id and loggers, so its log lines read alike. */
+const requestFiberContext = Effect.all([
+  Effect.option(Effect.currentParentSpan),
+  FiberRef.get(CurrentRequestId),
+  FiberRef.get(FiberRef.currentLoggers)
+])
+
 /**
  * Executes a run in its own root fiber, which goes on (and settles the run) whatever happens to the caller; answers
- * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (see the module header).
+ * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (see the module header). The
+ * fiber runs under the request's span, and logs with the request's loggers and request id (`request_id`, `trace_id`).
  */
 export const executeRun = (
   context: RunContext,
@@ -216,7 +224,7 @@ export const executeRun = (
   request: RunRequestShape,
   timing: RunTiming
 ): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.flatMap(Effect.option(Effect.currentParentSpan), (parent) =>
+  Effect.flatMap(requestFiberContext, ([parent, requestId, loggers]) =>
     Effect.async<RunOutcome, WorkError>((resume) => {
       const race: Race = { answered: false, settling: undefined, calls: [] }
       let done = false
@@ -238,7 +246,10 @@ export const executeRun = (
         answer(Exit.fail(deadlineError()))
       }
       let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
-      const effect = work(context, race, request, timing)
+      const effect = work(context, race, request, timing).pipe(
+        Effect.locally(CurrentRequestId, requestId),
+        Effect.locally(FiberRef.currentLoggers, loggers)
+      )
       const traced = parent._tag === "Some" ? Effect.withParentSpan(effect, parent.value) : effect
       Runtime.runFork(runtime)(traced).addObserver(answer)
     }))

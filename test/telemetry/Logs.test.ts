@@ -4,13 +4,17 @@
  * `ACCESS_LOG=false`.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, FiberRef, HashMap, Layer, Logger, LogLevel, Tracer } from "effect"
+import { Effect, FiberRef, HashMap, Layer, Logger, LogLevel, Option, Tracer } from "effect"
 import { CurrentRequestId } from "../../schema/Errors.js"
 import { DatabaseLive } from "../../src/db/Sql.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { HttpLive } from "../../src/Server.js"
 import { withRequestContext } from "../../src/telemetry/RequestLogContext.js"
+import type { Settings } from "../../src/config/AppConfig.js"
+import { FakeUpstream } from "../support/FakeUpstream.js"
 import { rawRequest } from "../support/RawHttp.js"
+import { oneQuestion, postRun } from "../support/Runs.js"
+import { seedOrganization } from "../support/Seed.js"
 import { TestClientLive, testConfigLayer } from "../support/TestServer.js"
 
 interface Line {
@@ -29,11 +33,11 @@ const capture = (into: Array<Line>) =>
   })
 
 /** The service with its logs captured at info level. */
-const serverLogging = (into: Array<Line>, accessLog: boolean) =>
+const serverLogging = (into: Array<Line>, accessLog: boolean, overrides: Partial<Settings> = {}) =>
   TestClientLive.pipe(
     Layer.provideMerge(HttpLive({ host: "127.0.0.1", port: 0, bootstrap: false })),
     Layer.provideMerge(DatabaseLive),
-    Layer.provideMerge(testConfigLayer({ accessLog })),
+    Layer.provideMerge(testConfigLayer({ accessLog, ...overrides })),
     Layer.provide(Logger.replace(Logger.defaultLogger, capture(into))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Info))
   )
@@ -134,5 +138,40 @@ layer(serverLogging(off, false), { excludeTestServices: true, timeout: "60 secon
       assert.strictEqual((yield* rawRequest(url, { path: "/healthz", headers: { "x-request-id": "quiet-1" } })).status, 200)
       yield* Effect.sleep("100 millis")
       assert.deepStrictEqual(off.filter((line) => line.message === "request"), [])
+    }))
+})
+
+const withUpstream: Array<Line> = []
+
+/** The service answering through a FakeUpstream, its logs captured. */
+const upstreamLogging = Layer.unwrapEffect(
+  Effect.map(FakeUpstream, (upstream) =>
+    serverLogging(withUpstream, true, {
+      decisionProvider: "openai",
+      decisionProviderUrl: Option.some(upstream.url),
+      decisionProviderModel: Option.some("judge-7b"),
+      decisionProviderMaxRetries: 2,
+      decisionProviderRetryBaseMs: 5
+    }))
+).pipe(Layer.provideMerge(FakeUpstream.layer))
+
+layer(upstreamLogging, { excludeTestServices: true, timeout: "60 seconds" })("a run's own lines", (it) => {
+  it.effect("a line the run's work writes (a failed upstream attempt) carries the request's request_id and trace_id", () =>
+    Effect.gen(function*() {
+      const upstream = yield* FakeUpstream
+      const organization = yield* seedOrganization()
+      yield* upstream.script({ kind: "status", status: 503 })
+      const response = yield* postRun(organization.secret, oneQuestion(), `log-run-${Date.now()}`, {
+        headers: { "x-request-id": "log-run-1", traceparent: `00-${traceId}-00f067aa0ba902b7-01` }
+      })
+      assert.strictEqual(response.status, 200, response.text)
+      const [access] = yield* untilLogged(withUpstream, "log-run-1")
+      assert.strictEqual(access!.annotations["trace_id"], traceId)
+      const failed = withUpstream.filter((line) => line.message.startsWith("upstream attempt 1 failed"))
+      assert.strictEqual(failed.length, 1, JSON.stringify(withUpstream.map((line) => line.message)))
+      assert.strictEqual(failed[0]!.level, "INFO")
+      assert.strictEqual(failed[0]!.message, "upstream attempt 1 failed (unavailable): status 503")
+      assert.strictEqual(failed[0]!.annotations["request_id"], "log-run-1")
+      assert.strictEqual(failed[0]!.annotations["trace_id"], traceId)
     }))
 })
