@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Fiber, Option, Redacted, Schedule } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { startNode } from "../../bench/support/Processes.js"
@@ -29,6 +29,31 @@ const runsOf = (organizationId: string) =>
       (SELECT COALESCE(sum(cost_micros), 0)::bigint FROM runs WHERE organization_id = ${organizationId}) AS cost,
       (SELECT balance_micros FROM credit_accounts WHERE organization_id = ${organizationId}) AS balance`)
 
+/**
+ * Sends a burst of runs while the upstream holds every call, and releases it only once every request has been
+ * answered (refused) or has reached the upstream (admitted): no admitted run can finish, and free its unused ceiling,
+ * while later ones are still being decided, however slowly the machine serves the burst. Returns the answers in
+ * order.
+ */
+const heldBurst = <A extends { readonly status: number }, E, R>(sends: ReadonlyArray<Effect.Effect<A, E, R>>) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream
+    const before = (yield* upstream.requests).length
+    let answered = 0
+    yield* upstream.hold
+    const burst = yield* Effect.fork(Effect.forEach(
+      sends,
+      (send) => Effect.tap(send, () => Effect.sync(() => void (answered += 1))),
+      { concurrency: "unbounded" }
+    ))
+    yield* Effect.map(upstream.requests, (requests) => requests.length - before + answered).pipe(
+      Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (decided) => decided >= sends.length }),
+      Effect.timeoutOption("60 seconds")
+    )
+    yield* upstream.release
+    return yield* Fiber.join(burst)
+  })
+
 const sendTo = (url: string, secret: string, key: string) =>
   rawRequest(url, {
     method: "POST",
@@ -41,16 +66,9 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
   describe("credit", () => {
     it.effect("200 concurrent runs with credit for exactly 37 ceilings: exactly 37 admitted, 163 refused 402", () =>
       Effect.gen(function*() {
-        const upstream = yield* FakeUpstream
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 37 * 20_000)
-        yield* upstream.setLatency(4_000)
-        const responses = yield* Effect.forEach(
-          Array.from({ length: 200 }, () => freshKey()),
-          (key) => postRun(organization.secret, oneQuestion(), key),
-          { concurrency: "unbounded" }
-        )
-        yield* upstream.setLatency(0)
+        const responses = yield* heldBurst(Array.from({ length: 200 }, () => postRun(organization.secret, oneQuestion(), freshKey())))
         assert.deepStrictEqual(tally(responses.map((response) => response.status)), { 200: 37, 402: 163 })
         const totals = (yield* runsOf(organization.organizationId))[0]!
         assert.strictEqual(totals.runs, 37)
@@ -61,19 +79,13 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
 
     it.effect("runs of six organizations batched together: each admits exactly what its own credit covers", () =>
       Effect.gen(function*() {
-        const upstream = yield* FakeUpstream
         const ceilings = [1, 2, 3, 5, 8, 13]
         const organizations = yield* Effect.forEach(ceilings, (count) =>
           Effect.tap(seedOrganization({ billing: true }), (organization) =>
             grantCredit(organization.organizationId, count * 20_000)))
-        yield* upstream.setLatency(3_000)
         const requests = organizations.flatMap((organization) => Array.from({ length: 20 }, () => organization))
-        const responses = yield* Effect.forEach(
-          requests,
-          (organization) => Effect.map(postRun(organization.secret, oneQuestion(), freshKey()), (response) => ({ organization, response })),
-          { concurrency: "unbounded" }
-        )
-        yield* upstream.setLatency(0)
+        const answers = yield* heldBurst(requests.map((organization) => postRun(organization.secret, oneQuestion(), freshKey())))
+        const responses = answers.map((response, index) => ({ organization: requests[index]!, response }))
         for (const [index, organization] of organizations.entries()) {
           const statuses = responses.filter((answer) => answer.organization === organization).map((answer) => answer.response.status)
           assert.deepStrictEqual(tally(statuses), { 200: ceilings[index]!, 402: 20 - ceilings[index]! })
