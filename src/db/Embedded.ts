@@ -10,7 +10,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
-import { openPglite, seedFromTemplate } from "./EmbeddedTemplate.js"
+import { openPglite, processIsAlive, seedFromTemplate } from "./EmbeddedTemplate.js"
 import { servePglite } from "./PgliteSocket.js"
 import { join, resolve } from "node:path"
 
@@ -38,15 +38,6 @@ export interface SocketTarget {
 const lockPath = (dataDir: string) => join(dataDir, "embedded.lock")
 const MaxUnixPath = 100
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 const socketAnswers = (owner: Owner): Promise<boolean> =>
   new Promise((resolveAnswer) => {
     if (owner.host === undefined || owner.port === undefined) return resolveAnswer(false)
@@ -73,7 +64,7 @@ const readOwner = (dataDir: string): Owner | undefined => {
 const liveOwner = async (dataDir: string): Promise<Owner | undefined> => {
   for (let attempt = 0; attempt < 120; attempt++) {
     const owner = readOwner(dataDir)
-    if (owner === undefined || !isAlive(owner.pid)) return undefined
+    if (owner === undefined || !processIsAlive(owner.pid)) return undefined
     if (owner.pid === process.pid) return owner
     if (owner.host !== undefined) return (await socketAnswers(owner)) ? owner : undefined
     await new Promise((wake) => setTimeout(wake, 250))

@@ -61,7 +61,8 @@ export const templateIsCurrent = (template: string = templateDir): boolean => {
   }
 }
 
-const processIsAlive = (pid: number): boolean => {
+/** Whether process `pid` runs (on this machine): a template build's or a database owner's. */
+export const processIsAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true
