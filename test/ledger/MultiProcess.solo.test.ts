@@ -12,7 +12,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { ChildServers, ChildServersLive, DatabaseProxy } from "../support/ChildServers.js"
-import { FakeUpstream } from "../support/FakeUpstream.js"
+import { FakeUpstream, heldBurst } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
@@ -66,6 +66,21 @@ const count = (statuses: ReadonlyArray<number>) =>
 const heldRuns = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM runs WHERE held`, ([row]) => row!.n))
 
+/** `count` one-question runs sent round-robin to the processes while the upstream holds every call (heldBurst). */
+const burstOver = (children: ReadonlyArray<{ readonly url: string }>, secret: string, count: number) =>
+  heldBurst(Array.from({ length: count }, (_, index) => post(children[index % children.length]!.url, secret, oneQuestion(), freshKey())))
+
+/** A key that may run decisions, with a spend limit (micro-USD a month). */
+const createLimitedKey = (url: string, secret: string, spendMicros: number) =>
+  Effect.flatMap(
+    post(url, secret, { name: "limited", scopes: ["runs_write"], limits: { spend_micros: spendMicros } }, "", "/v1/keys"),
+    (response) =>
+      Effect.sync(() => {
+        assert.strictEqual(response.status, 201, response.text)
+        return response.json() as { id: string; secret: string }
+      })
+  )
+
 const postgresOnly = databaseMode() === "postgres" ? describe : describe.skip
 
 postgresOnly("the ledger across processes (PostgreSQL)", () => {
@@ -78,22 +93,8 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         const N = 10
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, N * Ceiling)
-        yield* upstream.hold
-        const statuses: Array<number> = []
-        const burst = yield* Effect.forkDaemon(Effect.forEach(
-          Array.from({ length: 10 * N }, (_, index) => index),
-          (index) =>
-            Effect.tap(
-              post(children[index % children.length]!.url, organization.secret, oneQuestion(), freshKey()),
-              (response) => Effect.sync(() => statuses.push(response.status))
-            ),
-          { concurrency: "unbounded" }
-        ))
-        yield* eventually(Effect.sync(() => statuses.length), (answered) => answered >= 9 * N, 60)
-        const calls = (yield* upstream.requests).length
-        yield* upstream.release
-        const responses = yield* Effect.fromFiber(burst)
-        assert.strictEqual(calls, N, "exactly N runs reached the model while the burst was held")
+        const { held, responses } = yield* burstOver(children, organization.secret, 10 * N)
+        assert.strictEqual(held, N, "exactly N runs reached the model while the burst was held")
         assert.deepStrictEqual(count(responses.map((response) => response.status)), { 200: N, 402: 9 * N })
         for (const response of responses.filter((response) => response.status === 402)) {
           assert.strictEqual(codeOf(response), "insufficient_credits")
@@ -109,29 +110,9 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* upstream.reset
         const N = 6
         const organization = yield* seedOrganization()
-        const created = yield* Effect.flatMap(
-          post(children[0]!.url, organization.secret, { name: "limited", scopes: ["runs_write"], limits: { spend_micros: N * Ceiling } }, "", "/v1/keys"),
-          (response) => Effect.sync(() => {
-            assert.strictEqual(response.status, 201, response.text)
-            return response.json() as { id: string; secret: string }
-          })
-        )
-        yield* upstream.hold
-        const statuses: Array<number> = []
-        const burst = yield* Effect.forkDaemon(Effect.forEach(
-          Array.from({ length: 10 * N }, (_, index) => index),
-          (index) =>
-            Effect.tap(
-              post(children[index % children.length]!.url, created.secret, oneQuestion(), freshKey()),
-              (response) => Effect.sync(() => statuses.push(response.status))
-            ),
-          { concurrency: "unbounded" }
-        ))
-        yield* eventually(Effect.sync(() => statuses.length), (answered) => answered >= 9 * N, 60)
-        const calls = (yield* upstream.requests).length
-        yield* upstream.release
-        const responses = yield* Effect.fromFiber(burst)
-        assert.strictEqual(calls, N, "exactly N runs of the key reached the model while the burst was held")
+        const created = yield* createLimitedKey(children[0]!.url, organization.secret, N * Ceiling)
+        const { held, responses } = yield* burstOver(children, created.secret, 10 * N)
+        assert.strictEqual(held, N, "exactly N runs of the key reached the model while the burst was held")
         assert.deepStrictEqual(count(responses.map((response) => response.status)), { 200: N, 429: 9 * N })
         for (const response of responses.filter((response) => response.status === 429)) {
           assert.strictEqual(codeOf(response), "key_quota_exhausted")
@@ -150,13 +131,7 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* upstream.reset
         const N = 6
         const organization = yield* seedOrganization()
-        const created = yield* Effect.flatMap(
-          post(children[0]!.url, organization.secret, { name: "limited", scopes: ["runs_write"], limits: { spend_micros: 100 * Ceiling } }, "", "/v1/keys"),
-          (response) => Effect.sync(() => {
-            assert.strictEqual(response.status, 201, response.text)
-            return response.json() as { id: string; secret: string }
-          })
-        )
+        const created = yield* createLimitedKey(children[0]!.url, organization.secret, 100 * Ceiling)
         // One run through each process: each finds the key's limits and batches the key's later runs under its lock.
         for (const child of children) {
           const warm = yield* post(child.url, created.secret, oneQuestion(), freshKey())
@@ -168,22 +143,8 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* sql`UPDATE key_accounts SET spend_limit_micros = ${Number(settled!.micros) + N * Ceiling}
           WHERE key_id = ${created.id}`
         yield* upstream.reset
-        yield* upstream.hold
-        const statuses: Array<number> = []
-        const burst = yield* Effect.forkDaemon(Effect.forEach(
-          Array.from({ length: 10 * N }, (_, index) => index),
-          (index) =>
-            Effect.tap(
-              post(children[index % children.length]!.url, created.secret, oneQuestion(), freshKey()),
-              (response) => Effect.sync(() => statuses.push(response.status))
-            ),
-          { concurrency: "unbounded" }
-        ))
-        yield* eventually(Effect.sync(() => statuses.length), (answered) => answered >= 9 * N, 60)
-        const calls = (yield* upstream.requests).length
-        yield* upstream.release
-        const responses = yield* Effect.fromFiber(burst)
-        assert.strictEqual(calls, N, "exactly N runs of the key reached the model while the burst was held")
+        const { held, responses } = yield* burstOver(children, created.secret, 10 * N)
+        assert.strictEqual(held, N, "exactly N runs of the key reached the model while the burst was held")
         assert.deepStrictEqual(count(responses.map((response) => response.status)), { 200: N, 429: 9 * N })
         for (const response of responses.filter((response) => response.status === 429)) {
           assert.strictEqual(codeOf(response), "key_quota_exhausted")

@@ -5,11 +5,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber, Option, Redacted, Schedule } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { startNode } from "../../bench/support/Processes.js"
-import { FakeUpstream } from "../support/FakeUpstream.js"
+import { FakeUpstream, heldBurst } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { rawRequest } from "../support/RawHttp.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
@@ -29,31 +29,6 @@ const runsOf = (organizationId: string) =>
       (SELECT COALESCE(sum(cost_micros), 0)::bigint FROM runs WHERE organization_id = ${organizationId}) AS cost,
       (SELECT balance_micros FROM credit_accounts WHERE organization_id = ${organizationId}) AS balance`)
 
-/**
- * Sends a burst of runs while the upstream holds every call, and releases it only once every request has been
- * answered (refused) or has reached the upstream (admitted): no admitted run can finish, and free its unused ceiling,
- * while later ones are still being decided, however slowly the machine serves the burst. Returns the answers in
- * order.
- */
-const heldBurst = <A extends { readonly status: number }, E, R>(sends: ReadonlyArray<Effect.Effect<A, E, R>>) =>
-  Effect.gen(function*() {
-    const upstream = yield* FakeUpstream
-    const before = (yield* upstream.requests).length
-    let answered = 0
-    yield* upstream.hold
-    const burst = yield* Effect.fork(Effect.forEach(
-      sends,
-      (send) => Effect.tap(send, () => Effect.sync(() => void (answered += 1))),
-      { concurrency: "unbounded" }
-    ))
-    yield* Effect.map(upstream.requests, (requests) => requests.length - before + answered).pipe(
-      Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (decided) => decided >= sends.length }),
-      Effect.timeoutOption("60 seconds")
-    )
-    yield* upstream.release
-    return yield* Fiber.join(burst)
-  })
-
 const sendTo = (url: string, secret: string, key: string) =>
   rawRequest(url, {
     method: "POST",
@@ -68,7 +43,10 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
       Effect.gen(function*() {
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 37 * 20_000)
-        const responses = yield* heldBurst(Array.from({ length: 200 }, () => postRun(organization.secret, oneQuestion(), freshKey())))
+        const { held, responses } = yield* heldBurst(
+          Array.from({ length: 200 }, () => postRun(organization.secret, oneQuestion(), freshKey()))
+        )
+        assert.strictEqual(held, 37, "exactly 37 runs reached the model while the burst was held")
         assert.deepStrictEqual(tally(responses.map((response) => response.status)), { 200: 37, 402: 163 })
         const totals = (yield* runsOf(organization.organizationId))[0]!
         assert.strictEqual(totals.runs, 37)
@@ -84,8 +62,10 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
           Effect.tap(seedOrganization({ billing: true }), (organization) =>
             grantCredit(organization.organizationId, count * 20_000)))
         const requests = organizations.flatMap((organization) => Array.from({ length: 20 }, () => organization))
-        const answers = yield* heldBurst(requests.map((organization) => postRun(organization.secret, oneQuestion(), freshKey())))
-        const responses = answers.map((response, index) => ({ organization: requests[index]!, response }))
+        const burst = yield* heldBurst(requests.map((organization) => postRun(organization.secret, oneQuestion(), freshKey())))
+        const covered = ceilings.reduce((sum, ceilingCount) => sum + ceilingCount, 0)
+        assert.strictEqual(burst.held, covered, "exactly the covered runs reached the model while the burst was held")
+        const responses = burst.responses.map((response, index) => ({ organization: requests[index]!, response }))
         for (const [index, organization] of organizations.entries()) {
           const statuses = responses.filter((answer) => answer.organization === organization).map((answer) => answer.response.status)
           assert.deepStrictEqual(tally(statuses), { 200: ceilings[index]!, 402: 20 - ceilings[index]! })

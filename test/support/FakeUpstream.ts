@@ -8,7 +8,7 @@
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Fiber, Layer, Schedule } from "effect"
 
 /** Token counts a reply reports. */
 export interface FakeUsage {
@@ -265,3 +265,30 @@ export class FakeUpstream extends Context.Tag("test/FakeUpstream")<FakeUpstream,
     )
   )
 }
+
+/**
+ * Sends a burst of runs while the upstream holds every call, and releases it only once every request has been
+ * answered (refused) or has reached the upstream (admitted): no admitted run can finish, and free its unused ceiling,
+ * while later ones are still being decided, however slowly the machine serves the burst. Returns the answers in
+ * order and how many calls reached the upstream while it held them (one per admitted one-question run).
+ */
+export const heldBurst = <A, E, R>(sends: ReadonlyArray<Effect.Effect<A, E, R>>) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream
+    const before = (yield* upstream.requests).length
+    let answered = 0
+    yield* upstream.hold
+    const burst = yield* Effect.fork(Effect.forEach(
+      sends,
+      (send) => Effect.tap(send, () => Effect.sync(() => void (answered += 1))),
+      { concurrency: "unbounded" }
+    ))
+    const reached = Effect.map(upstream.requests, (requests) => requests.length - before)
+    yield* Effect.map(reached, (held) => held + answered).pipe(
+      Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (decided) => decided >= sends.length }),
+      Effect.timeoutOption("60 seconds")
+    )
+    const held = yield* reached
+    yield* upstream.release
+    return { responses: yield* Fiber.join(burst), held }
+  })
