@@ -3,13 +3,15 @@
  * malformed, too deep, too large or unstorable bodies, unknown fields, wrong types and content types, odd queries,
  * paths and methods, bad idempotency keys and request ids; test/support/HostileRequests.ts) must each be refused by
  * the contract (a 4xx in its JSON envelope, its plain text, or an empty 404/405; never a 5xx), store and charge
- * nothing (the organization's rows, balance and keys unchanged), while `/healthz` keeps answering within 50 ms (the
- * service runs in its own process; a bare server probed at the same instants takes the machine's stalls out).
+ * nothing (the organization's rows, balance and keys unchanged), while `/healthz` keeps answering within 50 ms of
+ * its own work (the service runs in its own process; its waits for a core, and a bare server probed at the same
+ * instants, take the machine's stalls out).
  * Hostile yet valid bodies (prototype names as ids, option names and state keys) must run like any other.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber, Layer, Schedule } from "effect"
+import { Effect, Layer } from "effect"
+import { Worker } from "node:worker_threads"
 import fc from "fast-check"
 import { ErrorClasses, statusOf } from "../../schema/Errors.js"
 import { ServerAddress } from "../../src/http/Listen.js"
@@ -20,7 +22,7 @@ import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"
 import { startNode } from "../../bench/support/Processes.js"
-import { ChildServersLive } from "../support/ChildServers.js"
+import { ChildServers, ChildServersLive } from "../support/ChildServers.js"
 import { FakeConsole } from "../support/FakeConsole.js"
 
 const Refusals = 2_500
@@ -93,35 +95,100 @@ const snapshot = (organizationId: string) =>
     ))
 
 /**
+ * The prober's own thread: every 25 ms it asks both servers for `/healthz` at the same instant over kept-alive
+ * connections and records, for each, the answer's time and how long the server's main thread waited meanwhile for a
+ * core it was ready to run on (the run-queue wait in `/proc/<pid>/task/<pid>/schedstat`, Linux; 0 where it cannot be
+ * read). On a message it posts the samples and stops. Its event loop does nothing else, so a busy test thread
+ * (generating and checking the hostile requests) never delays the timing of an answer.
+ */
+const ProberSource = `
+const { parentPort, workerData } = require("node:worker_threads")
+const { readFileSync } = require("node:fs")
+const http = require("node:http")
+const agent = new http.Agent({ keepAlive: true, maxSockets: 2 })
+const queued = (pid) => {
+  try {
+    return Number(readFileSync("/proc/" + pid + "/task/" + pid + "/schedstat", "utf8").split(" ")[1]) / 1e6
+  } catch {
+    return 0
+  }
+}
+const timed = ({ url, pid }) => new Promise((resolve, reject) => {
+  const started = performance.now()
+  const waited = queued(pid)
+  http.get(url, { agent }, (response) => {
+    response.resume()
+    response.on("end", () => resolve({ ms: performance.now() - started, queued: queued(pid) - waited }))
+  }).on("error", reject)
+})
+const samples = []
+let stopped = false
+const tick = async () => {
+  if (stopped) return
+  const due = performance.now() + 25
+  samples.push(await Promise.all(workerData.targets.map(timed)))
+  setTimeout(tick, Math.max(0, due - performance.now()))
+}
+parentPort.once("message", () => {
+  stopped = true
+  agent.destroy()
+  parentPort.postMessage(samples)
+})
+tick()
+`
+
+interface Probe {
+  readonly ms: number
+  readonly queued: number
+}
+
+/**
  * Polls `/healthz` every 25 ms while `during` runs, and at the same instant a bare `node:http` server in its own
- * process (bench/upstream.ts): the machine's own stalls (other processes, the scheduler) delay both, so the
- * difference is what the service alone added. Returns the largest difference, the slowest answers and the count.
+ * process (bench/upstream.ts), from a worker thread of its own. The machine's own stalls are taken out twice: the time
+ * each server's main thread spent ready but waiting for a core is subtracted from its answer's time, and what then
+ * delays both alike (the network stack, the prober) cancels in the difference, which is what the service's own work
+ * added. Returns the largest difference, the slowest answers, the run-queue time removed and the count.
  */
 const probeHealth = <A, E, R>(during: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const address = yield* ServerAddress
+    const [service] = yield* ChildServers
     const control = yield* Effect.acquireRelease(
       Effect.promise(() => startNode("bench/upstream.ts", {})),
       (child) => Effect.promise(child.stop)
     )
-    const timed = async (url: string) => {
-      const started = performance.now()
-      await fetch(url).then((response) => response.text())
-      return performance.now() - started
-    }
-    const samples: Array<readonly [number, number]> = []
-    const prober = yield* Effect.fork(
-      Effect.promise(async () => {
-        samples.push(await Promise.all([timed(`${address.url}/healthz`), timed(`${control.url}/healthz`)]))
-      }).pipe(Effect.repeat(Schedule.spaced("25 millis")))
+    const prober = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Worker(ProberSource, {
+          eval: true,
+          workerData: {
+            targets: [
+              { url: `${address.url}/healthz`, pid: service!.process.pid },
+              { url: `${control.url}/healthz`, pid: control.process.pid }
+            ]
+          }
+        })
+      ),
+      (worker) => Effect.promise(() => worker.terminate())
     )
+    const failed = new Promise<never>((_, reject) => prober.once("error", reject))
     const result = yield* during
-    yield* Fiber.interrupt(prober)
+    const samples = yield* Effect.promise(() =>
+      Promise.race([
+        failed,
+        new Promise<Array<readonly [Probe, Probe]>>((resolve) => {
+          prober.once("message", resolve)
+          prober.postMessage("stop")
+        })
+      ])
+    )
+    const own = (probe: Probe) => probe.ms - probe.queued
     return {
       result,
-      added: Math.max(...samples.map(([service, bare]) => service - bare)),
-      slowest: Math.max(...samples.map(([service]) => service)),
-      slowestBare: Math.max(...samples.map(([, bare]) => bare)),
+      added: Math.max(...samples.map(([service, bare]) => own(service) - own(bare))),
+      slowest: Math.max(...samples.map(([service]) => service.ms)),
+      slowestBare: Math.max(...samples.map(([, bare]) => bare.ms)),
+      queued: Math.max(...samples.map(([service]) => service.queued)),
       probes: samples.length
     }
   })
@@ -153,7 +220,7 @@ layer(FuzzServer, { excludeTestServices: true, timeout: "300 seconds" })("fuzz",
         const classes = new Map<string, number>()
         const statuses = new Map<number, number>()
         const failures: Array<string> = []
-        const { added, probes, slowest, slowestBare } = yield* probeHealth(Effect.promise(() =>
+        const { added, probes, queued, slowest, slowestBare } = yield* probeHealth(Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(hostileRequest(context), async (request) => {
               const response = await Effect.runPromise(rawRequest(address.url, {
@@ -176,7 +243,8 @@ layer(FuzzServer, { excludeTestServices: true, timeout: "300 seconds" })("fuzz",
           `fuzz: ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests, ${classes.size} input classes, ` +
             `${fiveHundreds} answers 5xx; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ` +
             `/healthz over ${probes} probes: slowest ${slowest.toFixed(1)} ms (a bare node:http server at the same ` +
-            `instants: ${slowestBare.toFixed(1)} ms), at most ${added.toFixed(1)} ms more than the bare server\n` +
+            `instants: ${slowestBare.toFixed(1)} ms); after each one's wait for a core (the service's longest ` +
+            `${queued.toFixed(1)} ms), at most ${added.toFixed(1)} ms more than the bare server\n` +
             [...classes].sort().map(([name, n]) => `  ${name}: ${n}`).join("\n")
         )
         assert.deepStrictEqual(failures, [])
