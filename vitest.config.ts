@@ -9,7 +9,8 @@ const shared = {
   pool: "forks" as const,
   // The files of a worker share its loaded modules instead of each loading Effect and the service again (seconds
   // per file); each file still gets a database and a server of its own. test/support/FileSetup.ts undoes the one
-  // thing a file leaves behind in a shared module.
+  // thing a file leaves behind in a shared module. (The worker process itself is reused only by the root's
+  // `isolate: false` below.)
   isolate: false
 }
 
@@ -20,6 +21,10 @@ export default defineConfig({
     // At least two workers, even on two cores: test files spend much of their time waiting on sockets and timers.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     minWorkers: 1,
+    // Worker reuse is decided here, by the one pool both projects share (vitest 3.2 builds the pool from the root
+    // options and ignores a project's `isolate` for it): without this, every file gets a fresh process that loads
+    // Effect and the service again, about a second per file.
+    isolate: false,
     projects: [
       { test: { ...shared, name: "suite", include: ["test/**/*.test.ts"], exclude: ["test/**/*.solo.test.ts"] } },
       {

@@ -28,26 +28,33 @@ const sample = (text: string, name: string, labels: string): number | undefined 
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1))
 }
 
+/**
+ * How much a series grew between two scrapes (a missing series counts 0). Metrics are process-wide and the files of
+ * a test worker share its process, so a file sees what earlier files counted: it asserts on what it added.
+ */
+const growth = (before: string, after: string) => (name: string, labels: string): number =>
+  (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0)
+
 layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: true, timeout: "60 seconds" })("metrics listener", (it) => {
   describe("GET /metrics", () => {
     it.effect("counts requests and their latency by route template and status", () =>
       Effect.gen(function*() {
         const { url } = yield* ServerAddress
         const before = yield* scrape
-        const healthBefore = sample(before, "arbiter_http_requests_total", `method="GET",route="/healthz",status="200"`) ?? 0
         for (let i = 0; i < 3; i++) assert.strictEqual((yield* rawRequest(url, { path: "/healthz" })).status, 200)
         assert.strictEqual((yield* rawRequest(url, { path: "/v1/runs/run_0123456789abcdef0123456789abcdef" })).status, 401)
         assert.strictEqual((yield* rawRequest(url, { path: "/no/such/path" })).status, 404)
         const text = yield* scrape
-        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="GET",route="/healthz",status="200"`), healthBefore + 3)
-        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="GET",route="/v1/runs/:run_id",status="401"`), 1)
-        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="GET",route="unmatched",status="404"`), 1)
+        const added = growth(before, text)
+        assert.strictEqual(added("arbiter_http_requests_total", `method="GET",route="/healthz",status="200"`), 3)
+        assert.strictEqual(added("arbiter_http_requests_total", `method="GET",route="/v1/runs/:run_id",status="401"`), 1)
+        assert.strictEqual(added("arbiter_http_requests_total", `method="GET",route="unmatched",status="404"`), 1)
         assert.notInclude(text, "run_0123456789abcdef", "raw paths never become labels")
         assert.include(text, "# TYPE arbiter_http_requests_total counter")
         assert.include(text, "# TYPE arbiter_http_request_duration_seconds histogram")
         const histogram = `method="GET",route="/healthz",status="200"`
-        assert.strictEqual(sample(text, "arbiter_http_request_duration_seconds_bucket", `${histogram},le="+Inf"`), healthBefore + 3)
-        assert.strictEqual(sample(text, "arbiter_http_request_duration_seconds_count", histogram), healthBefore + 3)
+        assert.strictEqual(added("arbiter_http_request_duration_seconds_bucket", `${histogram},le="+Inf"`), 3)
+        assert.strictEqual(added("arbiter_http_request_duration_seconds_count", histogram), 3)
         assert.isDefined(sample(text, "arbiter_http_request_duration_seconds_bucket", `${histogram},le="0.005"`))
         assert.isAbove(sample(text, "arbiter_http_request_duration_seconds_sum", histogram)!, 0)
       }))
@@ -57,20 +64,21 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         const paying = yield* seedOrganization()
         const broke = yield* seedOrganization({ billing: true })
         const idempotencyKey = `metrics-${Date.now()}`
+        const before = yield* scrape
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
         assert.strictEqual((yield* postRun(broke.secret, oneQuestion())).status, 402)
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), null)).status, 400)
-        const text = yield* scrape
-        const runs = (labels: string) => sample(text, "arbiter_runs_total", labels)
+        const added = growth(before, yield* scrape)
+        const runs = (labels: string) => added("arbiter_runs_total", labels)
         assert.strictEqual(runs(`route="/v1/runs",outcome="completed",code="none"`), 1)
         assert.strictEqual(runs(`route="/v1/runs",outcome="replayed",code="none"`), 1)
         assert.strictEqual(runs(`route="/v1/runs",outcome="refused",code="insufficient_credits"`), 1)
         assert.strictEqual(runs(`route="/v1/runs",outcome="rejected",code="idempotency_key_required"`), 1)
-        const credit = (labels: string) => sample(text, "arbiter_credit_admissions_total", labels)
+        const credit = (labels: string) => added("arbiter_credit_admissions_total", labels)
         assert.strictEqual(credit(`route="/v1/runs",result="admitted",code="none"`), 1)
         assert.strictEqual(credit(`route="/v1/runs",result="refused",code="insufficient_credits"`), 1)
-        assert.strictEqual(sample(text, "arbiter_http_requests_total", `method="POST",route="/v1/runs",status="402"`), 1)
+        assert.strictEqual(added("arbiter_http_requests_total", `method="POST",route="/v1/runs",status="402"`), 1)
       }))
 
     it.effect("reads the database pool gauges at scrape time", () =>
