@@ -59,7 +59,7 @@ describe("embedded database template", () => {
     assert.deepStrictEqual(readdirSync(work).filter((entry) => entry.includes(".building-")), [])
   })
 
-  it("seeds a new data folder, which opens as a database and takes the migrations", async () => {
+  it("seeds a new data folder, which opens as a database (with smaller shared buffers) and takes the migrations", async () => {
     const dataDir = freshDataDir()
     mkdirSync(join(dataDir, "pgdata"))
     assert.strictEqual(seedFromTemplate(dataDir, template)._tag, "Seeded")
@@ -79,6 +79,8 @@ describe("embedded database template", () => {
         "SELECT pg_encoding_to_char(encoding) AS encoding, current_user AS user FROM pg_database WHERE datname = current_database()"
       )).rows
       assert.deepStrictEqual(settings, { encoding: "UTF8", user: "postgres" })
+      const [buffers] = (await db.query<{ shared_buffers: string }>("SHOW shared_buffers")).rows
+      assert.strictEqual(buffers!.shared_buffers, "32MB", "not PostgreSQL's 128MB default, which slows every open")
     } finally {
       await db.close()
     }
