@@ -3,7 +3,7 @@
  * services the handlers compose (Services.ts), the database and telemetry. The order matters: what the handlers
  * need (the migrated database) is built before the server listens.
  */
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Logger } from "effect"
 import { Api } from "../schema/Api.js"
 import { AppConfig } from "./config/AppConfig.js"
@@ -20,6 +20,7 @@ import { ServicesLive } from "./Services.js"
 import { RunsHttp } from "./runs/RunsHttp.js"
 import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
+import { docsLayer } from "./http/Docs.js"
 import { listen } from "./http/Listen.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
@@ -37,7 +38,7 @@ export const HandlersLive = HttpApiBuilder.api(Api).pipe(
  */
 export const HttpLive = (options: { readonly host: string; readonly port: number; readonly bootstrap: boolean }) =>
   Layer.merge(listen(options), MetricsLive).pipe(
-    Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+    Layer.provide(docsLayer("/docs")),
     Layer.provide(BillingPagesLive),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(HandlersLive),

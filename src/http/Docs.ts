@@ -1,0 +1,73 @@
+/**
+ * `GET /docs`: the interactive API reference (Scalar) over the OpenAPI document, the same page @effect/platform's
+ * `HttpApiScalar.layer` serves, except that Scalar's 3.3 MB script is read from the installed @effect/platform on
+ * the first request instead of being compiled into the bundle: as a string literal in dist/main.mjs it cost every
+ * start about 0.2 s (reading, decoding and scanning it), for a page most starts never serve.
+ */
+import { HttpApi, HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
+import { Effect } from "effect"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { pathToFileURL } from "node:url"
+
+/** Scalar's standalone script, from the module HttpApiScalar inlines it from (beside its CommonJS build). */
+const loadScalarScript = Effect.tryPromise({
+  try: async () => {
+    const entry = createRequire(import.meta.url).resolve("@effect/platform/HttpApiScalar")
+    const module = await import(pathToFileURL(join(dirname(entry), "internal", "httpApiScalar.js")).href)
+    const script: unknown = module.javascript ?? module.default?.javascript
+    if (typeof script !== "string") throw new Error("@effect/platform's httpApiScalar module has no `javascript` string")
+    return script
+  },
+  catch: (cause) => new Error(`the API reference's script could not be loaded: ${String(cause)}`, { cause })
+}).pipe(Effect.orDie)
+
+// As in @effect/platform's internal/html.ts: JSON inside <script> must not close the tag or break a string literal.
+const escapeJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/</g, "\\u003c").replace(/[\u2028\u2029]/g, (c) => (c === "\u2028" ? "\\u2028" : "\\u2029"))
+const escapeText = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+const escapeAttribute = (text: string): string => escapeText(text).replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+
+/** The page's HTML: HttpApiScalar's own template, with the script inline. */
+export const docsPage = (spec: OpenApi.OpenAPISpec, script: string): string => {
+  const description = spec.info.description
+  return `<!doctype html>
+<html>
+  <head>
+    <meta charset="utf-8" />
+    <title>${escapeText(spec.info.title)}</title>
+    ${!description ? "" : `<meta name="description" content="${escapeAttribute(description)}"/>`}
+    ${!description ? "" : `<meta name="og:description" content="${escapeAttribute(description)}"/>`}
+    <meta
+      name="viewport"
+      content="width=device-width, initial-scale=1" />
+  </head>
+  <body>
+    <script id="api-reference" type="application/json">
+      ${escapeJson(spec)}
+    </script>
+    <script>
+      document.getElementById('api-reference').dataset.configuration = JSON.stringify(${escapeJson({ _integration: "html" })})
+    </script>
+    <script>${script}</script>
+  </body>
+</html>`
+}
+
+/** Serves the page at `path`, built on its first request and kept. */
+export const docsLayer = (path: `/${string}`) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const { api } = yield* HttpApi.Api
+      const spec = OpenApi.fromApi(api)
+      let page: string | undefined
+      yield* router.get(
+        path,
+        Effect.suspend(() =>
+          page !== undefined
+            ? Effect.succeed(page)
+            : Effect.map(loadScalarScript, (script) => (page = docsPage(spec, script)))
+        ).pipe(Effect.map((html) => HttpServerResponse.html(html)))
+      )
+    })
+  )
