@@ -4,6 +4,7 @@
  * percentiles. Runs in the benchmark's own process, apart from the servers under test.
  */
 import { Agent, request } from "node:http"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 
 /** One request to send (built per request, so bodies and headers can vary). */
 export interface LoadRequest {
@@ -150,6 +151,13 @@ export interface OpenLoopResult {
   readonly late: number
   /** Late answers by status. */
   readonly lateByStatus: Record<number, number>
+  /**
+   * The load generator's own event-loop delay while it sent and waited (ms, p99 and max): a late answer can be late
+   * on this side too (an answer read late, a send made late), since the generator shares the machine.
+   */
+  readonly generatorLag: { readonly p99: number; readonly max: number }
+  /** Connections the generator opened (each one an accept and a handshake for the service too). */
+  readonly connections: number
 }
 
 /**
@@ -165,6 +173,14 @@ export const runOpenLoop = async (options: {
 }): Promise<OpenLoopResult> => {
   const baseUrl = new URL(options.baseUrl)
   const agent = new Agent({ keepAlive: true, maxSockets: 2_048 })
+  let connections = 0
+  const connect = agent.createConnection.bind(agent)
+  agent.createConnection = (...args: Parameters<Agent["createConnection"]>) => {
+    connections += 1
+    return connect(...args)
+  }
+  const lag = monitorEventLoopDelay({ resolution: 10 })
+  lag.enable()
   const latencies: Array<number> = []
   const statuses = new Map<number, number>()
   const lateByStatus = new Map<number, number>()
@@ -188,9 +204,12 @@ export const runOpenLoop = async (options: {
     )
   }
   await Promise.all(pending)
+  lag.disable()
   agent.destroy()
   const sorted = [...latencies].sort((a, b) => a - b)
   return {
+    generatorLag: { p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 },
+    connections,
     sent: total,
     answered: sorted.length,
     errors,
