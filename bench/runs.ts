@@ -158,7 +158,7 @@ const main = async () => {
       }
     })
     console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}`)
-    console.log(`              late by status: ${Object.entries(overload.lateByStatus).map(([s, c]) => `${s}x${c}`).join(" ") || "none"}`)
+    console.log(`              late by status: ${Object.entries(overload.lateByStatus).map(([s, c]) => `${s}x${c}`).join(" ") || "none"}; the late answers' own Server-Timing total p50 ${fmt(overload.lateServerTotal.p50)} ms, max ${fmt(overload.lateServerTotal.max)} ms`)
     console.log(`              the load generator (same machine): ${overload.connections} connections opened, its own event-loop delay p99 ${fmt(overload.generatorLag.p99)} ms, max ${fmt(overload.generatorLag.max)} ms`)
 
     await new Promise((wake) => setTimeout(wake, 3_000))

@@ -158,6 +158,11 @@ export interface OpenLoopResult {
   readonly generatorLag: { readonly p99: number; readonly max: number }
   /** Connections the generator opened (each one an accept and a handshake for the service too). */
   readonly connections: number
+  /**
+   * The service's own `Server-Timing` total (ms, p50 and max) of the late answers: small beside their latency, the
+   * requests waited before the service read them; as large, they waited inside it.
+   */
+  readonly lateServerTotal: { readonly p50: number; readonly max: number }
 }
 
 /**
@@ -184,6 +189,7 @@ export const runOpenLoop = async (options: {
   const latencies: Array<number> = []
   const statuses = new Map<number, number>()
   const lateByStatus = new Map<number, number>()
+  const lateTotals: Array<number> = []
   let errors = 0
   const pending: Array<Promise<void>> = []
   const started = performance.now()
@@ -197,7 +203,11 @@ export const runOpenLoop = async (options: {
         (result) => {
           latencies.push(result.ms)
           statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1)
-          if (result.ms > options.lateAfterMs) lateByStatus.set(result.status, (lateByStatus.get(result.status) ?? 0) + 1)
+          if (result.ms > options.lateAfterMs) {
+            lateByStatus.set(result.status, (lateByStatus.get(result.status) ?? 0) + 1)
+            const total = /total;dur=([0-9.]+)/.exec(result.timing ?? "")
+            if (total !== null) lateTotals.push(Number(total[1]))
+          }
         },
         () => void (errors += 1)
       )
@@ -209,6 +219,10 @@ export const runOpenLoop = async (options: {
   const sorted = [...latencies].sort((a, b) => a - b)
   return {
     generatorLag: { p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 },
+    lateServerTotal: {
+      p50: percentile([...lateTotals].sort((a, b) => a - b), 50),
+      max: lateTotals.length === 0 ? NaN : Math.max(...lateTotals)
+    },
     connections,
     sent: total,
     answered: sorted.length,
