@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
+import { escapeHtml } from "../billing/LocalPages.js"
 
 /** Scalar's standalone script, from the module HttpApiScalar inlines it from (beside its CommonJS build). */
 const loadScalarScript = Effect.tryPromise({
@@ -25,19 +26,17 @@ const loadScalarScript = Effect.tryPromise({
 // As in @effect/platform's internal/html.ts: JSON inside <script> must not close the tag or break a string literal.
 const escapeJson = (value: unknown): string =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/[\u2028\u2029]/g, (c) => (c === "\u2028" ? "\\u2028" : "\\u2029"))
-const escapeText = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-const escapeAttribute = (text: string): string => escapeText(text).replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 /** The page's HTML: HttpApiScalar's own template, with the script inline. */
-export const docsPage = (spec: OpenApi.OpenAPISpec, script: string): string => {
+const docsPage = (spec: OpenApi.OpenAPISpec, script: string): string => {
   const description = spec.info.description
   return `<!doctype html>
 <html>
   <head>
     <meta charset="utf-8" />
-    <title>${escapeText(spec.info.title)}</title>
-    ${!description ? "" : `<meta name="description" content="${escapeAttribute(description)}"/>`}
-    ${!description ? "" : `<meta name="og:description" content="${escapeAttribute(description)}"/>`}
+    <title>${escapeHtml(spec.info.title)}</title>
+    ${!description ? "" : `<meta name="description" content="${escapeHtml(description)}"/>`}
+    ${!description ? "" : `<meta name="og:description" content="${escapeHtml(description)}"/>`}
     <meta
       name="viewport"
       content="width=device-width, initial-scale=1" />
@@ -54,19 +53,18 @@ export const docsPage = (spec: OpenApi.OpenAPISpec, script: string): string => {
 </html>`
 }
 
-/** Serves the page at `path`, built on its first request and kept. */
+/** Serves the page at `path`, built (the OpenAPI document and the script) on its first request and kept. */
 export const docsLayer = (path: `/${string}`) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function*() {
       const { api } = yield* HttpApi.Api
-      const spec = OpenApi.fromApi(api)
       let page: string | undefined
       yield* router.get(
         path,
         Effect.suspend(() =>
           page !== undefined
             ? Effect.succeed(page)
-            : Effect.map(loadScalarScript, (script) => (page = docsPage(spec, script)))
+            : Effect.map(loadScalarScript, (script) => (page = docsPage(OpenApi.fromApi(api), script)))
         ).pipe(Effect.map((html) => HttpServerResponse.html(html)))
       )
     })

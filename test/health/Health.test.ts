@@ -69,6 +69,13 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "60 seconds" })("h
         assert.match(String(res.headers["content-type"]), /^text\/html/)
         assert.include(res.text, "Arbiter")
         assert.notMatch(res.text, /<script[^>]+src="https?:/)
+        // Scalar's script inline (read on the first request) and the OpenAPI document it renders
+        assert.include(res.text, "Original file: /npm/@scalar/api-reference@")
+        assert.include(res.text, '"openapi":"3.1.0"')
+        assert.isAbove(res.text.length, 3_000_000)
+        const again = yield* get("/docs")
+        assert.strictEqual(again.status, 200)
+        assert.strictEqual(again.text, res.text, "the page is built once and kept")
       }))
   })
 })
