@@ -189,7 +189,7 @@ export const runOpenLoop = async (options: {
   const latencies: Array<number> = []
   const statuses = new Map<number, number>()
   const lateByStatus = new Map<number, number>()
-  const lateTotals: Array<number> = []
+  const lateTimings = new Map<string, Array<number>>()
   let errors = 0
   const pending: Array<Promise<void>> = []
   const started = performance.now()
@@ -205,8 +205,7 @@ export const runOpenLoop = async (options: {
           statuses.set(result.status, (statuses.get(result.status) ?? 0) + 1)
           if (result.ms > options.lateAfterMs) {
             lateByStatus.set(result.status, (lateByStatus.get(result.status) ?? 0) + 1)
-            const total = /total;dur=([0-9.]+)/.exec(result.timing ?? "")
-            if (total !== null) lateTotals.push(Number(total[1]))
+            parseServerTiming(result.timing, lateTimings)
           }
         },
         () => void (errors += 1)
@@ -217,12 +216,10 @@ export const runOpenLoop = async (options: {
   lag.disable()
   agent.destroy()
   const sorted = [...latencies].sort((a, b) => a - b)
+  const lateTotals = [...(lateTimings.get("total") ?? [])].sort((a, b) => a - b)
   return {
     generatorLag: { p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 },
-    lateServerTotal: {
-      p50: percentile([...lateTotals].sort((a, b) => a - b), 50),
-      max: lateTotals.length === 0 ? NaN : Math.max(...lateTotals)
-    },
+    lateServerTotal: { p50: percentile(lateTotals, 50), max: lateTotals.at(-1) ?? NaN },
     connections,
     sent: total,
     answered: sorted.length,

@@ -33,7 +33,7 @@ import { shippedFile } from "../config/ProjectRoot.js"
  * (setting up the buffer pool in WebAssembly memory: 1.0 s against 0.65 s measured on the 2-core VM), and the
  * pages an embedded database works on fit in far less; larger data belongs on PostgreSQL (`DATABASE_URL`).
  */
-export const EmbeddedSharedBuffers = "32MB"
+const EmbeddedSharedBuffers = "32MB"
 
 /** Opens the PGlite database in `pgdata`, running initdb when the folder holds none: the service and the template alike. */
 export const openPglite = (pgdata: string): Promise<PGlite> =>
