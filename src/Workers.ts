@@ -1,8 +1,8 @@
 /**
- * Every core: `WORKERS` server processes sharing one port (node:cluster; the primary accepts connections and hands
- * them to the workers in turn). Each worker is a whole server with its own pools, caches and ledger leases; only
- * PostgreSQL is shared, where every rule that must be exact is decided (docs/ledger.md). The primary serves nothing:
- * it starts the workers, starts a worker again when one dies, and stops them all on SIGTERM or SIGINT. The embedded
+ * Every core: `WORKERS` server processes sharing one port (node:cluster starts them; the primary binds the port and
+ * each worker accepts on copies of it, src/http/SharedPort.ts). Each worker is a whole server with its own pools, caches
+ * and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided (docs/ledger.md). The
+ * primary serves nothing: it binds the port, starts the workers, starts a worker again when one dies, and stops them all on SIGTERM or SIGINT. The embedded
  * database belongs to one process, so without `DATABASE_URL` the service always runs as one process. The local
  * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
  * every other.
@@ -10,6 +10,9 @@
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
 import { availableParallelism } from "node:os"
+import { Effect } from "effect"
+import { ListenAddressConfig } from "./config/AppConfig.js"
+import { bindSharedPort, type SharedAddress, type SharedPort } from "./http/SharedPort.js"
 
 /** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
 export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
@@ -40,15 +43,36 @@ export const withServerNodeFlags = (execArgv: ReadonlyArray<string>): Array<stri
 /** A dying worker is started again, but not more often than this. */
 const RestartDelayMs = 1_000
 
-/** Runs `serve` in this process, or in `WORKERS` worker processes started from it (this process then only supervises). */
+/** The address the workers' primary accepts on (`HOST`, `PORT`), or undefined when the settings do not parse. */
+const listenAddress = (): SharedAddress | undefined =>
+  Effect.runSync(Effect.either(ListenAddressConfig)).pipe((result) => result._tag === "Right" ? result.right : undefined)
+
+/**
+ * Runs `serve` in this process, or in `WORKERS` worker processes started from it: this process then binds their port
+ * (SharedPort.ts) and supervises them.
+ */
 export const runWorkers = (serve: () => void): void => {
   if (!cluster.isPrimary) return serve()
   const count = workerCount()
   if (count === 1) return serve()
   process.env.LOCAL_BILLING_SIGNING_KEY ??= randomBytes(32).toString("hex")
+  const address = listenAddress()
+  // Settings that do not parse: the workers start anyway, to report them as a single process would, and stop.
+  if (address === undefined) return superviseWorkers(count, undefined)
+  bindSharedPort(address).then(
+    (port) => superviseWorkers(count, port),
+    (error: Error) => {
+      console.error(error.message)
+      process.exit(1)
+    }
+  )
+}
+
+const superviseWorkers = (count: number, shared: SharedPort | undefined): void => {
   let stopping = false
   cluster.setupPrimary({ execArgv: withServerNodeFlags(process.execArgv) })
-  const start = () => cluster.fork()
+  const start = () => cluster.fork(shared?.workerEnv)
+  if (shared !== undefined) cluster.on("message", shared.onMessage)
   cluster.on("exit", (worker, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
@@ -60,6 +84,7 @@ export const runWorkers = (serve: () => void): void => {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return
     stopping = true
+    shared?.close()
     const workers = Object.values(cluster.workers ?? {})
     if (workers.length === 0) process.exit(0)
     for (const worker of workers) worker?.process.kill(signal)

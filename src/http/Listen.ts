@@ -13,18 +13,12 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
+import { acceptOnCopies, ListenBacklog, sharedAddress, type StopAccepting } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeRequests } from "./RequestObserver.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-
-/**
- * Connections the kernel may hold while the process has not accepted them yet (capped by net.core.somaxconn). A
- * burst of new connections during a busy moment waits here instead of being dropped, which would cost the client a
- * SYN retransmission (a second or more).
- */
-const ListenBacklog = 4_096
 
 /** Where the server listens. */
 export class ServerAddress extends Context.Tag("ServerAddress")<
@@ -73,8 +67,18 @@ export const listen = (options: { readonly host: string; readonly port: number }
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
         if (!guard.shed(request, response)) handler(request, response)
       })
+      // Under WORKERS the primary binds the port and this worker accepts on copies of it (SharedPort.ts).
+      const shared = sharedAddress()
+      let stopAccepting: StopAccepting | undefined
       yield* Effect.acquireRelease(
         Effect.async<void, Error>((resume) => {
+          if (shared !== undefined) {
+            acceptOnCopies(server).then((stop) => {
+              stopAccepting = stop
+              resume(Effect.void)
+            }, (error: Error) => resume(Effect.fail(error)))
+            return
+          }
           const onError = (error: Error) => resume(Effect.fail(error))
           server.once("error", onError)
           server.listen({ port: options.port, host: options.host, backlog: ListenBacklog }, () => {
@@ -84,14 +88,16 @@ export const listen = (options: { readonly host: string; readonly port: number }
         }),
         () =>
           Effect.async<void>((resume) => {
-            server.close(() => resume(Effect.void))
+            // Under WORKERS the server's own close would wait only for the connections of its own copy.
+            if (stopAccepting === undefined) server.close(() => resume(Effect.void))
+            else stopAccepting(() => resume(Effect.void))
             server.closeIdleConnections()
             const timer = setTimeout(() => server.closeAllConnections(), 5_000)
             timer.unref()
           })
       )
-      const address = server.address() as AddressInfo
-      const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+      const address = shared === undefined ? server.address() as AddressInfo : { ...shared, address: shared.host }
+      const host = address.address.includes(":") ? `[${address.address}]` : address.address
       const url = `http://${host}:${address.port}`
       yield* Effect.logInfo(`listening on ${url}`)
       return { host: address.address, port: address.port, url }

@@ -1,0 +1,151 @@
+/**
+ * How `WORKERS` processes share the API's port, and why not node:cluster's own sharing.
+ *
+ * Since libuv 1.45 (Node 20) a listening handle accepts one connection per turn of its process's event loop (libuv
+ * pull request 3696). A loaded worker turns its loop every 5 to 40 ms, so one handle takes new connections at a few
+ * hundred a second at most; node:cluster's round-robin primary is no faster, as it hands a worker its next
+ * connection only once the worker has acknowledged the last. Under 4x overload, with clients opening new
+ * connections, the rest waited in the kernel's accept queue, unseen by the overload guard: answers came seconds
+ * after their deadlines although the service answered each request it saw within a second (measured on 2026-11-24
+ * with strace, one `accept4` per `epoll_pwait`, and `ss -ltn`: 1,900 connections queued, taken at 60 to 200 a
+ * second).
+ *
+ * So the primary binds the socket once (it never listens or accepts itself) and sends it to each worker
+ * `CopiesPerWorker` times over the worker's IPC channel; each copy arrives as a file descriptor of its own on the
+ * same socket, which the worker listens on. Every copy accepts one connection per turn of the loop, so a worker takes
+ * up to `CopiesPerWorker` new connections per turn, and every request reaches its guard promptly, which sheds what
+ * the worker cannot serve in time. The kernel queues connections for the socket as before (`ListenBacklog`). A
+ * worker that stops closes only its own copies; the primary's bound socket outlives it for the next one.
+ *
+ * Binding without listening uses `net._createServerHandle`, the function node:cluster itself uses for the same
+ * purpose (its `SCHED_NONE` policy); test/http/SharedPort.test.ts checks it on every Node the project runs on.
+ */
+import type { Worker } from "node:cluster"
+import { lookup } from "node:dns/promises"
+import type * as http from "node:http"
+import * as net from "node:net"
+import { getSystemErrorName } from "node:util"
+
+/** The environment variable through which the primary tells a worker to take its copies of the socket. */
+export const SharedPortEnv = "ARBITER_SHARED_PORT"
+
+/** Copies of the listening socket each worker accepts on: the new connections it takes per turn of its loop. */
+export const CopiesPerWorker = 16
+
+/** The kernel's queue of connections not accepted yet (capped by net.core.somaxconn). */
+export const ListenBacklog = 4_096
+
+const AskMessage = "arbiter:listen"
+const CopyMessage = "arbiter:socket"
+
+/** An address and port. */
+export interface SharedAddress {
+  readonly host: string
+  readonly port: number
+}
+
+const isMessage = (message: unknown, kind: string): boolean =>
+  typeof message === "object" && message !== null && (message as { arbiter?: unknown }).arbiter === kind
+
+/** The socket handle node:net makes for a server (its internal TCP wrap). */
+interface ServerHandle {
+  getsockname(out: { address?: string; port?: number }): number
+  close(): void
+}
+
+const createServerHandle = (net as unknown as {
+  _createServerHandle: (address: string, port: number, addressType: number) => ServerHandle | number
+})._createServerHandle
+
+/** The primary's side: a bound socket, sent to every worker that asks. */
+export interface SharedPort {
+  /** The address bound (the port chosen when 0 was asked). */
+  readonly address: SharedAddress
+  /** The environment a worker needs to ask for its copies. */
+  readonly workerEnv: Readonly<Record<string, string>>
+  /** Answers a worker's request for its copies. */
+  readonly onMessage: (worker: Worker, message: unknown) => void
+  /** Closes the primary's copy (the workers' copies close with them). */
+  readonly close: () => void
+}
+
+/** Binds `host:port` (a name is looked up first), without listening on it. */
+export const bindSharedPort = async (wanted: SharedAddress): Promise<SharedPort> => {
+  const { address: ip, family } = await lookup(wanted.host)
+  const handle = createServerHandle(ip, wanted.port, family)
+  if (typeof handle === "number") {
+    throw new Error(`could not bind ${wanted.host}:${wanted.port}: ${getSystemErrorName(handle)}`)
+  }
+  const out: { address?: string; port?: number } = {}
+  handle.getsockname(out)
+  const address = { host: out.address ?? ip, port: out.port ?? wanted.port }
+  return {
+    address,
+    workerEnv: { [SharedPortEnv]: JSON.stringify(address) },
+    onMessage: (worker, message) => {
+      if (!isMessage(message, AskMessage)) return
+      for (let index = 0; index < CopiesPerWorker; index++) worker.send({ arbiter: CopyMessage }, handle as never)
+    },
+    close: () => handle.close()
+  }
+}
+
+
+/** The address the primary bound for this worker, when it did (else the process listens itself). */
+export const sharedAddress = (env: NodeJS.ProcessEnv = process.env): SharedAddress | undefined => {
+  const text = env[SharedPortEnv]
+  if (text === undefined || text === "" || process.send === undefined) return undefined
+  const parsed = JSON.parse(text) as SharedAddress
+  return { host: parsed.host, port: parsed.port }
+}
+
+/** Stops accepting, then calls back once every connection taken has closed. */
+export type StopAccepting = (drained: () => void) => void
+
+/**
+ * The worker's side: asks the primary for its copies of the socket and accepts on each, serving every connection on
+ * `server`. The server listens on the first copy itself (so node:http tracks its connections, closes idle ones and
+ * enforces its request timeouts, as for any listening server); the others hand theirs to it as `connection` events.
+ * Resolves once every copy listens; the returned function stops them all and calls back once every connection has
+ * closed (the server's own close would wait only for those it accepted itself).
+ */
+export const acceptOnCopies = (server: http.Server): Promise<StopAccepting> =>
+  new Promise((resolve, reject) => {
+    const copies: Array<net.Server> = []
+    let listening = 0
+    let open = 0
+    let drained: (() => void) | undefined
+    server.on("connection", (socket: net.Socket) => {
+      open++
+      socket.once("close", () => {
+        open--
+        if (open === 0) drained?.()
+      })
+    })
+    const stop: StopAccepting = (callback) => {
+      for (const copy of copies) copy.close()
+      server.close()
+      drained = callback
+      if (open === 0) callback()
+    }
+    const listened = () => {
+      listening++
+      if (listening === CopiesPerWorker) resolve(stop)
+    }
+    const onMessage = (message: unknown, handle: unknown) => {
+      if (!isMessage(message, CopyMessage) || handle === undefined) return
+      const first = copies.length === 0 && !server.listening
+      // As node:http's own server does: no Nagle delay on the connections it accepts.
+      const copy = first ? server : net.createServer({ noDelay: true }, (socket) => server.emit("connection", socket))
+      if (!first) copies.push(copy)
+      copy.once("error", reject)
+      copy.listen(handle as net.Server, ListenBacklog, () => {
+        copy.off("error", reject)
+        copy.on("error", (error) => console.error(`accepting connections failed: ${error.message}`))
+        listened()
+      })
+      if (copies.length + 1 >= CopiesPerWorker) process.off("message", onMessage)
+    }
+    process.on("message", onMessage)
+    process.send!({ arbiter: AskMessage })
+  })

@@ -1,0 +1,115 @@
+/**
+ * `WORKERS` processes on one port (src/Workers.ts, src/http/SharedPort.ts): the primary binds the port and never
+ * accepts; each worker accepts on copies of the socket, so it takes several new connections per turn of its event
+ * loop instead of one (libuv 1.45 and later accept once per turn and handle). A worker whose loop turns slowly, as a
+ * loaded one's does, must still take a burst of new connections at once: else they wait in the kernel, unseen by
+ * the overload guard, and their answers come late.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { Agent, request } from "node:http"
+import { freePort, startNode } from "../../bench/support/Processes.js"
+import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
+
+const get = (port: number, path: string, agent: Agent) =>
+  new Promise<{ pid: number; turn: number }>((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, agent }, (response) => {
+      let body = ""
+      response.on("data", (chunk) => (body += chunk))
+      response.on("end", () => resolve(JSON.parse(body)))
+    })
+    req.on("error", reject)
+    req.end()
+  })
+
+const startFixture = async (workers: number) => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", "test/http/fixtures/SharedPortServer.ts"], {
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), WORKERS: String(workers), DATABASE_URL: "postgres://unused" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  child.stderr.on("data", (chunk) => (output += chunk))
+  for (let attempt = 0; (output.match(/accepting/g) ?? []).length < workers; attempt++) {
+    if (attempt > 300 || child.exitCode !== null) throw new Error(`the fixture did not start:\n${output}`)
+    await new Promise((wake) => setTimeout(wake, 100))
+  }
+  const stopped = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  /** The workers that said they accept, in the order they did. */
+  const workerPids = () => [...output.matchAll(/worker (\d+) accepting/g)].map((match) => Number(match[1]))
+  return { port, child, output: () => output, stopped, workerPids }
+}
+
+describe("WORKERS share one port", () => {
+  it("each worker takes a burst of new connections in one turn of its loop, and the primary takes none", async () => {
+    const fixture = await startFixture(2)
+    try {
+      const workers = fixture.workerPids()
+      assert.strictEqual(workers.length, 2, fixture.output())
+      // Both loops stand still while 64 clients connect: on their next turn the connections are all waiting.
+      for (const pid of workers) process.kill(pid, "SIGUSR2")
+      await new Promise((wake) => setTimeout(wake, 100))
+      const agent = new Agent({ keepAlive: false, maxSockets: 64 })
+      const answers = await Promise.all(Array.from({ length: 64 }, () => get(fixture.port, "/", agent)))
+      agent.destroy()
+      const perTurn = new Map<string, number>()
+      for (const { pid, turn } of answers) perTurn.set(`${pid}/${turn}`, (perTurn.get(`${pid}/${turn}`) ?? 0) + 1)
+      const busiest = Math.max(...perTurn.values())
+      // One listening handle per worker would take one connection per turn; each has 16 copies.
+      assert.isAtLeast(busiest, 8, JSON.stringify([...perTurn]))
+      assert.isTrue(answers.every(({ pid }) => workers.includes(pid)), "only workers answer")
+      fixture.child.kill("SIGTERM")
+      assert.strictEqual(await fixture.stopped, 0)
+    } finally {
+      fixture.child.kill("SIGKILL")
+    }
+  }, 60_000)
+
+  it("a worker that dies is replaced and the port keeps answering", async () => {
+    const fixture = await startFixture(2)
+    try {
+      const [first] = fixture.workerPids()
+      process.kill(first!, "SIGKILL")
+      for (let attempt = 0; (fixture.output().match(/accepting/g) ?? []).length < 3; attempt++) {
+        if (attempt > 300) throw new Error(`no worker replaced the one killed:\n${fixture.output()}`)
+        await new Promise((wake) => setTimeout(wake, 100))
+      }
+      const agent = new Agent({ keepAlive: false })
+      const answers = await Promise.all(Array.from({ length: 40 }, () => get(fixture.port, "/", agent)))
+      agent.destroy()
+      const live = fixture.workerPids().filter((pid) => pid !== first)
+      assert.isTrue(answers.every(({ pid }) => live.includes(pid)), JSON.stringify({ live, answers }))
+      fixture.child.kill("SIGTERM")
+      assert.strictEqual(await fixture.stopped, 0)
+    } finally {
+      fixture.child.kill("SIGKILL")
+    }
+  }, 60_000)
+})
+
+describe.skipIf(databaseMode() !== "postgres")("the service under WORKERS (PostgreSQL)", () => {
+  it.scopedLive("answers on its port from both workers, and stops cleanly on SIGTERM", () =>
+    Effect.gen(function*() {
+      const database = yield* freshPostgresDatabase
+      const service = yield* Effect.acquireRelease(
+        Effect.promise(() => startNode("src/main.ts", { DATABASE_URL: database.url, WORKERS: "2", LOG_LEVEL: "info", BILLING_PROVIDER: "local" }, "/readyz")),
+        (child) => Effect.promise(child.stop)
+      )
+      const agent = new Agent({ keepAlive: false })
+      const statuses = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: 40 }, () => fetch(`${service.url}/healthz`).then((response) => response.status)))
+      )
+      agent.destroy()
+      assert.isTrue(statuses.every((status) => status === 200), JSON.stringify(statuses))
+      // Both workers come up (the port answers as soon as the first does).
+      for (let attempt = 0; (service.output().match(/listening on/g) ?? []).length < 2; attempt++) {
+        assert.isBelow(attempt, 300, service.output())
+        yield* Effect.sleep(100)
+      }
+      const exited = new Promise<number | null>((resolve) => service.process.once("exit", (code) => resolve(code)))
+      service.process.kill("SIGTERM")
+      assert.strictEqual(yield* Effect.promise(() => exited), 0, service.output())
+    }), 60_000)
+})
