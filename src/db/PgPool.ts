@@ -38,17 +38,7 @@ export interface PgPoolOptions {
  * commit, flushes them before any answer depends on them. The embedded database is one session shared by every
  * connection, so there both are the same pool (PGlite has no flush to spare).
  */
-export class PgPools extends Context.Tag("PgPools")<
-  PgPools,
-  { readonly main: pg.Pool; readonly asyncCommit: pg.Pool; readonly settle: pg.Pool }
->() {}
-
-/**
- * Pools whose connections pipeline (`pg`'s `pipeline` mode: each query is written at once, without waiting for the
- * answer to the one before): the settlement's, so its transaction costs one round trip. Only plain queries run there
- * (no cursors, which pipelining refuses).
- */
-export const pipelinedPools = new WeakSet<pg.Pool>()
+export class PgPools extends Context.Tag("PgPools")<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>() {}
 
 /**
  * Pools and connections that may run named (prepared) statements: those to PostgreSQL. The embedded database is one
@@ -56,7 +46,7 @@ export const pipelinedPools = new WeakSet<pg.Pool>()
  */
 export const namedStatementsAllowed = new WeakSet<object>()
 
-const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean, pipeline = false) =>
+const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean) =>
   Effect.acquireRelease(
     Effect.try({
       try: () => {
@@ -71,10 +61,8 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
           keepAlive: true,
           application_name: options.applicationName ?? "arbiter",
           ...(asyncCommit ? { options: "-c synchronous_commit=off" } : {}),
-          ...(pipeline ? { pipeline: true } : {}),
           types
-        } as pg.PoolConfig)
-        if (pipeline) pipelinedPools.add(pool)
+        })
         pool.on("error", () => {})
         if ("url" in target) {
           namedStatementsAllowed.add(pool)
@@ -99,11 +87,9 @@ export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
       const asyncCommit = "url" in target
         ? yield* makePool(target, { ...options, max: Math.max(2, Math.ceil(options.max / 2)) }, true)
         : main
-      // Settlement runs at most two transactions at once per process (ledger/RunLedger.ts).
-      const settle = "url" in target ? yield* makePool(target, { ...options, max: 2 }, false, true) : main
       return Layer.merge(
         PgClient.layerFromPool({ acquire: Effect.succeed(main), applicationName: options.applicationName ?? "arbiter", types }),
-        Layer.succeed(PgPools, { main, asyncCommit, settle })
+        Layer.succeed(PgPools, { main, asyncCommit })
       )
     })
   )

@@ -7,18 +7,13 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import { namedStatementsAllowed, pipelinedPools } from "../db/PgPool.js"
+import { namedStatementsAllowed } from "../db/PgPool.js"
 
 /** A named statement: its text is sent once per connection, then only its name and values. */
 export interface Statement {
   readonly name: string
   readonly text: string
 }
-
-const queryConfig = (on: pg.Pool | pg.PoolClient, statement: Statement, values: ReadonlyArray<unknown>) =>
-  namedStatementsAllowed.has(on)
-    ? { name: statement.name, text: statement.text, values: values as Array<unknown> }
-    : { text: statement.text, values: values as Array<unknown> }
 
 /** The rows of a statement run on a pool (or a connection in a transaction). */
 export const query = <Row>(
@@ -27,7 +22,8 @@ export const query = <Row>(
   values: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
   Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
-    on.query(queryConfig(on, statement, values)).then(
+    const named = namedStatementsAllowed.has(on)
+    on.query(named ? { name: statement.name, text: statement.text, values: values as Array<unknown> } : { text: statement.text, values: values as Array<unknown> }).then(
       (result) => resume(Effect.succeed(result.rows as ReadonlyArray<Row>)),
       (cause) => resume(Effect.fail(new SqlError({ cause, message: `ledger statement ${statement.name} failed` })))
     )
@@ -76,67 +72,3 @@ export const transaction = <A, E>(
         : Effect.promise(() => client.query("ROLLBACK").then(() => release(false), () => release(true)))
     }
   )
-
-/** A statement of a pipelined transaction, with its values. */
-export interface Step {
-  readonly statement: Statement
-  readonly values: ReadonlyArray<unknown>
-}
-
-/** The socket under a `pg` connection, to write a whole pipeline at once. */
-const socketOf = (client: pg.PoolClient): { cork(): void; uncork(): void } | undefined =>
-  (client as unknown as { connection?: { stream?: { cork(): void; uncork(): void } } }).connection?.stream
-
-const sendPipeline = (client: pg.PoolClient, steps: ReadonlyArray<Step>) => {
-  const socket = socketOf(client)
-  socket?.cork()
-  try {
-    const begin = client.query("BEGIN")
-    const results = steps.map((step) => client.query(queryConfig(client, step.statement, step.values)))
-    const commit = client.query("COMMIT")
-    return { begin, results, commit }
-  } finally {
-    socket?.uncork()
-  }
-}
-
-/**
- * Runs the steps in order in one transaction written at once on a connection of a pipelining pool (db/PgPool.ts):
- * BEGIN, the statements and COMMIT leave in one write and are answered in one round trip, each statement still
- * seeing what the ones before it did. A statement PostgreSQL refuses aborts the transaction (the statements after it
- * fail, the COMMIT rolls back) and the whole fails with that statement's error. On a pool that does not pipeline (the
- * embedded database), the same transaction, one statement after another. Returns each step's rows.
- */
-export const pipelinedTransaction = (
-  pool: pg.Pool,
-  steps: ReadonlyArray<Step>
-): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
-  !pipelinedPools.has(pool)
-    ? transaction(pool, (client) => Effect.forEach(steps, (step) => query<unknown>(client, step.statement, step.values)))
-    : Effect.async<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>((resume) => {
-      pool.connect().then(
-        (client) => {
-          client.on("error", ignoreIdleError)
-          const { begin, results, commit } = sendPipeline(client, steps)
-          void Promise.allSettled([begin, ...results, commit]).then((settled) => {
-            const ended = settled[settled.length - 1]!
-            // A refused statement leaves the connection usable (its COMMIT rolled back); a lost one is dropped.
-            client.off("error", ignoreIdleError)
-            client.release(ended.status === "rejected")
-            const failed = settled.findIndex((outcome) => outcome.status === "rejected")
-            if (failed >= 0) {
-              const name = failed === 0 ? "BEGIN" : failed > steps.length ? "COMMIT" : steps[failed - 1]!.statement.name
-              const cause = (settled[failed] as PromiseRejectedResult).reason
-              return resume(Effect.fail(new SqlError({ cause, message: `ledger statement ${name} failed` })))
-            }
-            if ((ended as PromiseFulfilledResult<pg.QueryResult>).value.command !== "COMMIT") {
-              return resume(Effect.fail(new SqlError({ cause: ended, message: "the ledger transaction rolled back" })))
-            }
-            resume(Effect.succeed(
-              settled.slice(1, -1).map((outcome) => (outcome as PromiseFulfilledResult<pg.QueryResult>).value.rows)
-            ))
-          })
-        },
-        (cause) => resume(Effect.fail(new SqlError({ cause, message: "could not open a ledger transaction" })))
-      )
-    })

@@ -402,7 +402,7 @@ const make = Effect.gen(function*() {
     fork: Runtime.runFork(runtime),
     escrow,
     limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
-    queue: makeSettlementQueue(pools.settle, { maxBatch: 128, maxInFlight: 2 }, runtime),
+    queue: makeSettlementQueue(pools.main, { maxBatch: 128, maxInFlight: 2 }, runtime),
     fastBatcher,
     keyedBatcher
   }
