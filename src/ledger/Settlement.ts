@@ -82,7 +82,7 @@ const leaseColumns = `l.id::text, l.organization_id, to_char(l.period, 'YYYY-MM-
 const final = (column: string, value: string) =>
   `${column} = CASE WHEN m.held OR r.state = 'pending' THEN ${value} ELSE r.${column} END`
 
-// The batch's runs are found by primary key (`= ANY (ARRAY(...))`), never by joining the whole table: PostgreSQL
+// The batch's runs and their calls are found by index (`= ANY (ARRAY(...))`), never by joining a whole table: PostgreSQL
 // takes `json_to_recordset` for 100 rows, and below some 20,000 runs its generic plan for a join with that many
 // hashed a sequential scan of `runs` instead (1.5 to 2 ms per settlement at 5,000 runs, growing with the table).
 const settleStatement: Statement = {
@@ -139,7 +139,7 @@ const settleStatement: Statement = {
     ),
     early AS (
       UPDATE ledger_entries l SET billed = true FROM locked t
-      WHERE l.run_id = t.id AND NOT l.billed
+      WHERE l.run_id = t.id AND l.run_id = ANY (ARRAY(SELECT id FROM input)) AND NOT l.billed
       RETURNING l.run_id, l.cost_micros, l.input_tokens, l.output_tokens
     ),
     charged AS (
