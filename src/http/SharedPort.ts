@@ -84,12 +84,12 @@ export const bindSharedPort = async (wanted: SharedAddress): Promise<SharedPort>
     workerEnv: { [SharedPortEnv]: JSON.stringify(address) },
     onMessage: (worker, message) => {
       if (!isMessage(message, AskMessage)) return
+      // A raw handle travels as Node's `net.Native`; each arrives as a descriptor of its own on the same socket.
       for (let index = 0; index < CopiesPerWorker; index++) worker.send({ arbiter: CopyMessage }, handle as never)
     },
     close: () => handle.close()
   }
 }
-
 
 /** The address the primary bound for this worker, when it did (else the process listens itself). */
 export const sharedAddress = (env: NodeJS.ProcessEnv = process.env): SharedAddress | undefined => {
@@ -132,9 +132,12 @@ export const acceptOnCopies = (server: http.Server): Promise<StopAccepting> =>
       listening++
       if (listening === CopiesPerWorker) resolve(stop)
     }
+    let received = 0
     const onMessage = (message: unknown, handle: unknown) => {
       if (!isMessage(message, CopyMessage) || handle === undefined) return
-      const first = copies.length === 0 && !server.listening
+      received++
+      if (received === CopiesPerWorker) process.off("message", onMessage)
+      const first = received === 1
       // As node:http's own server does: no Nagle delay on the connections it accepts.
       const copy = first ? server : net.createServer({ noDelay: true }, (socket) => server.emit("connection", socket))
       if (!first) copies.push(copy)
@@ -144,7 +147,6 @@ export const acceptOnCopies = (server: http.Server): Promise<StopAccepting> =>
         copy.on("error", (error) => console.error(`accepting connections failed: ${error.message}`))
         listened()
       })
-      if (copies.length + 1 >= CopiesPerWorker) process.off("message", onMessage)
     }
     process.on("message", onMessage)
     process.send!({ arbiter: AskMessage })
