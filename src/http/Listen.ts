@@ -73,7 +73,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
       yield* Effect.acquireRelease(
         Effect.async<void, Error>((resume) => {
           if (shared !== undefined) {
-            acceptOnCopies(server).then((stop) => {
+            acceptOnCopies(server, shared.port).then((stop) => {
               stopAccepting = stop
               resume(Effect.void)
             }, (error: Error) => resume(Effect.fail(error)))

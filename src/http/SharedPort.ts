@@ -76,9 +76,15 @@ export const bindSharedPort = async (wanted: SharedAddress): Promise<SharedPort>
   if (typeof handle === "number") {
     throw new Error(`could not bind ${wanted.host}:${wanted.port}: ${getSystemErrorName(handle)}`)
   }
+  // libuv defers a bind's EADDRINUSE to the listen that follows, which happens in the workers: the socket is left
+  // unbound, and listening on it would pick a random port. An unbound socket has no port, so that is told here.
   const out: { address?: string; port?: number } = {}
   handle.getsockname(out)
-  const address = { host: out.address ?? ip, port: out.port ?? wanted.port }
+  if (out.port === undefined || out.port === 0) {
+    handle.close()
+    throw new Error(`could not bind ${wanted.host}:${wanted.port}: EADDRINUSE (another process listens on it)`)
+  }
+  const address = { host: out.address ?? ip, port: out.port }
   return {
     address,
     workerEnv: { [SharedPortEnv]: JSON.stringify(address) },
@@ -109,7 +115,7 @@ export type StopAccepting = (drained: () => void) => void
  * Resolves once every copy listens; the returned function stops them all and calls back once every connection has
  * closed (the server's own close would wait only for those it accepted itself).
  */
-export const acceptOnCopies = (server: http.Server): Promise<StopAccepting> =>
+export const acceptOnCopies = (server: http.Server, port: number): Promise<StopAccepting> =>
   new Promise((resolve, reject) => {
     const copies: Array<net.Server> = []
     let listening = 0
@@ -144,6 +150,12 @@ export const acceptOnCopies = (server: http.Server): Promise<StopAccepting> =>
       copy.once("error", reject)
       copy.listen(handle as net.Server, ListenBacklog, () => {
         copy.off("error", reject)
+        // A copy of a socket that is not bound would have listened on a random port instead (see bindSharedPort).
+        const bound = copy.address()
+        if (typeof bound !== "object" || bound === null || bound.port !== port) {
+          copy.close()
+          return reject(new Error(`a copy of the shared socket listened on ${JSON.stringify(bound)}, not port ${port}`))
+        }
         copy.on("error", (error) => console.error(`accepting connections failed: ${error.message}`))
         listened()
       })

@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { Agent, request } from "node:http"
+import { type AddressInfo, createServer } from "node:net"
 import { freePort, startNode } from "../../bench/support/Processes.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
@@ -23,12 +24,15 @@ const get = (port: number, path: string, agent: Agent) =>
     req.end()
   })
 
-const startFixture = async (workers: number) => {
-  const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", "test/http/fixtures/SharedPortServer.ts"], {
+const spawnFixture = (port: number, workers: number) =>
+  spawn(process.execPath, ["--import", "tsx", "test/http/fixtures/SharedPortServer.ts"], {
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), WORKERS: String(workers), DATABASE_URL: "postgres://unused" },
     stdio: ["ignore", "pipe", "pipe"]
   })
+
+const startFixture = async (workers: number) => {
+  const port = await freePort()
+  const child = spawnFixture(port, workers)
   let output = ""
   child.stdout.on("data", (chunk) => (output += chunk))
   child.stderr.on("data", (chunk) => (output += chunk))
@@ -64,6 +68,25 @@ describe("WORKERS share one port", () => {
       assert.strictEqual(await fixture.stopped, 0)
     } finally {
       fixture.child.kill("SIGKILL")
+    }
+  }, 60_000)
+
+  it("a port another process listens on stops the primary with the reason, instead of a random port", async () => {
+    const blocker = createServer()
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, "127.0.0.1", () => resolve((blocker.address() as AddressInfo).port)))
+    const child = spawnFixture(port, 2)
+    try {
+      let output = ""
+      child.stdout.on("data", (chunk) => (output += chunk))
+      child.stderr.on("data", (chunk) => (output += chunk))
+      const code = await new Promise<number | null>((resolve) => child.once("exit", (exit) => resolve(exit)))
+      assert.strictEqual(code, 1, output)
+      assert.include(output, `could not bind 127.0.0.1:${port}: EADDRINUSE`)
+      assert.notInclude(output, "accepting")
+    } finally {
+      child.kill("SIGKILL")
+      blocker.close()
     }
   }, 60_000)
 
