@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto"
 import { availableParallelism } from "node:os"
 import { Effect } from "effect"
 import { ListenAddressConfig } from "./config/AppConfig.js"
-import { bindSharedPort, type SharedAddress, type SharedPort } from "./http/SharedPort.js"
+import { bindSharedPort, isAskForCopies, type SharedAddress, type SharedPort } from "./http/SharedPort.js"
 
 /** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
 export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
@@ -70,13 +70,25 @@ export const runWorkers = (serve: () => void): void => {
 
 const superviseWorkers = (count: number, shared: SharedPort | undefined): void => {
   let stopping = false
+  // Until a worker has come up, a worker that stops means the service cannot start (its settings, its database):
+  // the primary stops too, with the worker's code, as one process would, instead of starting workers forever.
+  let served = false
+  let failure: number | undefined
   cluster.setupPrimary({ execArgv: withServerNodeFlags(process.execArgv) })
   const start = () => cluster.fork(shared?.workerEnv)
-  if (shared !== undefined) cluster.on("message", shared.onMessage)
+  cluster.on("message", (worker, message) => {
+    if (isAskForCopies(message)) served = true
+    shared?.onMessage(worker, message)
+  })
   cluster.on("exit", (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failure ?? 0)
       return
+    }
+    if (!served) {
+      console.error(`worker ${worker.process.pid} stopped (${signal ?? code}) before the service came up; stopping`)
+      failure = typeof code === "number" && code !== 0 ? code : 1
+      return stop("SIGTERM")
     }
     console.error(`worker ${worker.process.pid} stopped (${signal ?? code}); starting another`)
     setTimeout(start, RestartDelayMs)
@@ -86,7 +98,7 @@ const superviseWorkers = (count: number, shared: SharedPort | undefined): void =
     stopping = true
     shared?.close()
     const workers = Object.values(cluster.workers ?? {})
-    if (workers.length === 0) process.exit(0)
+    if (workers.length === 0) process.exit(failure ?? 0)
     for (const worker of workers) worker?.process.kill(signal)
   }
   process.on("SIGTERM", () => stop("SIGTERM"))

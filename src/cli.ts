@@ -12,8 +12,7 @@ import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
 import { AppConfig, logLevelNamed, logLevelNames } from "./config/AppConfig.js"
-import { migrate } from "./db/Migrations.js"
-import { MigrateOnStart, SqlForTools } from "./db/Sql.js"
+import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
 import { CreditStore } from "./ledger/CreditStore.js"
@@ -46,7 +45,7 @@ const serve = Command.make("serve", {}, () =>
 )
 
 const migrateCommand = Command.make("migrate", {}, () =>
-  Effect.flatMap(CliDatabase, (database) => Effect.provide(migrate(), database)).pipe(
+  Effect.flatMap(CliDatabase, (database) => Effect.provide(migrateDatabase, database)).pipe(
     Effect.flatMap((applied) => printJson({ applied: applied.map(([id, name]) => ({ id, name })) }))
   )).pipe(Command.withDescription("Apply the migrations not yet applied and print them."))
 

@@ -1,7 +1,9 @@
 /**
  * Forward-only migrations: the plain SQL files of `migrations/` (`NNNN_name.sql`), applied in order at start and by
- * `cli migrate`, recorded in `effect_sql_migrations`. The migrator locks its table, so several processes starting at
- * once apply each file exactly once.
+ * `cli migrate`, recorded in `effect_sql_migrations`. Several processes starting at once (`WORKERS`, several
+ * machines) take turns on one advisory lock, so each file is applied exactly once, and none fails on the migrator's
+ * own table that another created an instant before (the migrator's lock of that table comes after its creation, too
+ * late on an empty database).
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -32,8 +34,10 @@ export const readMigrations = (dir: string = migrationsDir): ReadonlyArray<Migra
 
 const run = Migrator.make({})
 
-/** Applies every migration not yet applied; returns the ones applied now. */
-export const migrate = (files: ReadonlyArray<MigrationFile> = readMigrations()) =>
+/** The advisory lock the processes migrating one database take turns on ("Arbi"). */
+const MigrationLock = 0x41726269
+
+const applyFiles = (files: ReadonlyArray<MigrationFile>) =>
   run({
     loader: Effect.succeed(
       files.map((file) =>
@@ -41,6 +45,25 @@ export const migrate = (files: ReadonlyArray<MigrationFile> = readMigrations()) 
       )
     )
   })
+
+/**
+ * Applies every migration not yet applied; returns the ones applied now. With `takeTurns` (PostgreSQL: other
+ * processes may be migrating the same database) a connection of its own holds the advisory lock meanwhile (a session
+ * lock: the migrator runs its own transaction on another connection) and gives it back whatever happens. The
+ * embedded database has one owner and one session, and its tools may have a single connection: no lock there.
+ */
+export const migrate = (files: ReadonlyArray<MigrationFile> = readMigrations(), options: { readonly takeTurns?: boolean } = {}) =>
+  options.takeTurns !== true
+    ? applyFiles(files)
+    : Effect.scoped(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const connection = yield* sql.reserve
+      yield* Effect.acquireRelease(
+        connection.execute("SELECT pg_advisory_lock($1)", [MigrationLock], undefined),
+        () => Effect.ignore(connection.execute("SELECT pg_advisory_unlock($1)", [MigrationLock], undefined))
+      )
+      return yield* applyFiles(files)
+    }))
 
 /** The id of the newest migration recorded in the database (0 when none, or when the table is missing). */
 export const appliedVersion = Effect.gen(function*() {

@@ -41,9 +41,12 @@ export const SqlForTools = Layer.unwrapScoped(
   })
 )
 
+/** Applies pending migrations, taking turns with other processes on PostgreSQL (Migrations.ts). */
+export const migrateDatabase = Effect.flatMap(DatabaseKind, (kind) => migrate(undefined, { takeTurns: kind === "postgres" }))
+
 /** Applies pending migrations once the client is up. */
 export const MigrateOnStart = Layer.effectDiscard(
-  migrate().pipe(Effect.tap((applied) => applied.length > 0 ? Effect.logInfo(`applied ${applied.length} migrations`) : Effect.void))
+  migrateDatabase.pipe(Effect.tap((applied) => applied.length > 0 ? Effect.logInfo(`applied ${applied.length} migrations`) : Effect.void))
 )
 
 /** The database, migrated. */

@@ -47,6 +47,9 @@ export interface SharedAddress {
 const isMessage = (message: unknown, kind: string): boolean =>
   typeof message === "object" && message !== null && (message as { arbiter?: unknown }).arbiter === kind
 
+/** Whether a worker's message asks for its copies: it has built its app and is about to serve. */
+export const isAskForCopies = (message: unknown): boolean => isMessage(message, AskMessage)
+
 /** The socket handle node:net makes for a server (its internal TCP wrap). */
 interface ServerHandle {
   getsockname(out: { address?: string; port?: number }): number

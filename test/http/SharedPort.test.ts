@@ -24,9 +24,9 @@ const get = (port: number, path: string, agent: Agent) =>
     req.end()
   })
 
-const spawnFixture = (port: number, workers: number) =>
+const spawnFixture = (port: number, workers: number, env: Record<string, string> = {}) =>
   spawn(process.execPath, ["--import", "tsx", "test/http/fixtures/SharedPortServer.ts"], {
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), WORKERS: String(workers), DATABASE_URL: "postgres://unused" },
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), WORKERS: String(workers), DATABASE_URL: "postgres://unused", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
 
@@ -87,6 +87,21 @@ describe("WORKERS share one port", () => {
     } finally {
       child.kill("SIGKILL")
       blocker.close()
+    }
+  }, 60_000)
+
+  it("workers that cannot start stop the primary with their exit code, instead of being started again forever", async () => {
+    const child = spawnFixture(await freePort(), 2, { FAIL_START: "3" })
+    try {
+      let output = ""
+      child.stdout.on("data", (chunk) => (output += chunk))
+      child.stderr.on("data", (chunk) => (output += chunk))
+      const code = await new Promise<number | null>((resolve) => child.once("exit", (exit) => resolve(exit)))
+      assert.strictEqual(code, 3, output)
+      assert.include(output, "before the service came up; stopping")
+      assert.notInclude(output, "starting another")
+    } finally {
+      child.kill("SIGKILL")
     }
   }, 60_000)
 
