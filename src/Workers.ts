@@ -1,16 +1,17 @@
 /**
  * Every core: `WORKERS` server processes sharing one port (node:cluster starts them; the primary binds the port and
- * each worker accepts on copies of it, src/http/SharedPort.ts). Each worker is a whole server with its own pools, caches
- * and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided (docs/ledger.md). The
- * primary serves nothing: it binds the port, starts the workers, starts a worker again when one dies, and stops them all on SIGTERM or SIGINT. The embedded
- * database belongs to one process, so without `DATABASE_URL` the service always runs as one process. The local
+ * each worker accepts on copies of it, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
+ * caches and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided
+ * (docs/ledger.md). The primary serves nothing: it binds the port, starts the workers, starts a worker again when one
+ * dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to
+ * one process, so without `DATABASE_URL` the service always runs as one process. The local
  * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
  * every other.
  */
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
 import { availableParallelism } from "node:os"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { ListenAddressConfig } from "./config/AppConfig.js"
 import { bindSharedPort, isAskForCopies, type SharedAddress, type SharedPort } from "./http/SharedPort.js"
 
@@ -44,8 +45,7 @@ export const withServerNodeFlags = (execArgv: ReadonlyArray<string>): Array<stri
 const RestartDelayMs = 1_000
 
 /** The address the workers' primary accepts on (`HOST`, `PORT`), or undefined when the settings do not parse. */
-const listenAddress = (): SharedAddress | undefined =>
-  Effect.runSync(Effect.either(ListenAddressConfig)).pipe((result) => result._tag === "Right" ? result.right : undefined)
+const listenAddress = (): SharedAddress | undefined => Option.getOrUndefined(Effect.runSync(Effect.option(ListenAddressConfig)))
 
 /**
  * Runs `serve` in this process, or in `WORKERS` worker processes started from it: this process then binds their port

@@ -86,16 +86,16 @@ const commaList = (name: string) =>
     Config.map((value) => value.split(",").map((item) => item.trim()).filter((item) => item !== ""))
   )
 
-/** Where the API listens (`HOST`, `PORT`): also read by the primary of `WORKERS` processes, which accepts for them. */
-export const ListenAddressConfig = Config.all({
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("PORT").pipe(Config.withDefault(8080))
-})
+const hostConfig = Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
+const portConfig = Config.port("PORT").pipe(Config.withDefault(8080))
+
+/** Where the API listens (`HOST`, `PORT`): also read by the primary of `WORKERS` processes, which binds it for them. */
+export const ListenAddressConfig = Config.all({ host: hostConfig, port: portConfig })
 
 /** The Config description of every setting, with its default. */
 export const SettingsConfig: Config.Config<Settings> = Config.all({
-  host: Config.map(ListenAddressConfig, ({ host }) => host),
-  port: Config.map(ListenAddressConfig, ({ port }) => port),
+  host: hostConfig,
+  port: portConfig,
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   databasePoolSize: Config.integer("DATABASE_POOL_SIZE").pipe(

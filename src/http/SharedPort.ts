@@ -27,10 +27,10 @@ import * as net from "node:net"
 import { getSystemErrorName } from "node:util"
 
 /** The environment variable through which the primary tells a worker to take its copies of the socket. */
-export const SharedPortEnv = "ARBITER_SHARED_PORT"
+const SharedPortEnv = "ARBITER_SHARED_PORT"
 
 /** Copies of the listening socket each worker accepts on: the new connections it takes per turn of its loop. */
-export const CopiesPerWorker = 16
+const CopiesPerWorker = 16
 
 /** The kernel's queue of connections not accepted yet (capped by net.core.somaxconn). */
 export const ListenBacklog = 4_096

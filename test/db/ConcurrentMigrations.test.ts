@@ -7,32 +7,20 @@ import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import pg from "pg"
 import { pgClientLayer } from "../../src/db/PgPool.js"
 import { migrate, readMigrations } from "../../src/db/Migrations.js"
-import { databaseMode, postgresUrl } from "../support/TestDatabase.js"
-
-const admin = (text: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: postgresUrl() })
-    await client.connect()
-    try {
-      await client.query(text)
-    } finally {
-      await client.end()
-    }
-  })
+import { adminQuery, databaseMode, postgresUrl } from "../support/TestDatabase.js"
 
 /** An empty database (no migration applied), dropped afterwards. */
 const emptyDatabase = Effect.acquireRelease(
   Effect.gen(function*() {
     const name = `arbiter_m_${randomBytes(6).toString("hex")}`
-    yield* admin(`CREATE DATABASE ${name} TEMPLATE template0`)
+    yield* adminQuery(`CREATE DATABASE ${name} TEMPLATE template0`)
     const url = new URL(postgresUrl())
     url.pathname = `/${name}`
     return { name, url: url.toString() }
   }),
-  ({ name }) => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
+  ({ name }) => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
 )
 
 describe.skipIf(databaseMode() !== "postgres")("migrations started at once (PostgreSQL)", () => {

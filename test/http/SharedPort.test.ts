@@ -30,20 +30,26 @@ const spawnFixture = (port: number, workers: number, env: Record<string, string>
     stdio: ["ignore", "pipe", "pipe"]
   })
 
-const startFixture = async (workers: number) => {
-  const port = await freePort()
-  const child = spawnFixture(port, workers)
+/** What a child process wrote so far (stdout and stderr), and its exit code once it exits. */
+const watch = (child: ReturnType<typeof spawnFixture>) => {
   let output = ""
   child.stdout.on("data", (chunk) => (output += chunk))
   child.stderr.on("data", (chunk) => (output += chunk))
-  for (let attempt = 0; (output.match(/accepting/g) ?? []).length < workers; attempt++) {
-    if (attempt > 300 || child.exitCode !== null) throw new Error(`the fixture did not start:\n${output}`)
+  const stopped = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  return { output: () => output, stopped }
+}
+
+const startFixture = async (workers: number) => {
+  const port = await freePort()
+  const child = spawnFixture(port, workers)
+  const { output, stopped } = watch(child)
+  for (let attempt = 0; (output().match(/accepting/g) ?? []).length < workers; attempt++) {
+    if (attempt > 300 || child.exitCode !== null) throw new Error(`the fixture did not start:\n${output()}`)
     await new Promise((wake) => setTimeout(wake, 100))
   }
-  const stopped = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   /** The workers that said they accept, in the order they did. */
-  const workerPids = () => [...output.matchAll(/worker (\d+) accepting/g)].map((match) => Number(match[1]))
-  return { port, child, output: () => output, stopped, workerPids }
+  const workerPids = () => [...output().matchAll(/worker (\d+) accepting/g)].map((match) => Number(match[1]))
+  return { port, child, output, stopped, workerPids }
 }
 
 describe("WORKERS share one port", () => {
@@ -77,13 +83,10 @@ describe("WORKERS share one port", () => {
       blocker.listen(0, "127.0.0.1", () => resolve((blocker.address() as AddressInfo).port)))
     const child = spawnFixture(port, 2)
     try {
-      let output = ""
-      child.stdout.on("data", (chunk) => (output += chunk))
-      child.stderr.on("data", (chunk) => (output += chunk))
-      const code = await new Promise<number | null>((resolve) => child.once("exit", (exit) => resolve(exit)))
-      assert.strictEqual(code, 1, output)
-      assert.include(output, `could not bind 127.0.0.1:${port}: EADDRINUSE`)
-      assert.notInclude(output, "accepting")
+      const { output, stopped } = watch(child)
+      assert.strictEqual(await stopped, 1, output())
+      assert.include(output(), `could not bind 127.0.0.1:${port}: EADDRINUSE`)
+      assert.notInclude(output(), "accepting")
     } finally {
       child.kill("SIGKILL")
       blocker.close()
@@ -93,13 +96,10 @@ describe("WORKERS share one port", () => {
   it("workers that cannot start stop the primary with their exit code, instead of being started again forever", async () => {
     const child = spawnFixture(await freePort(), 2, { FAIL_START: "3" })
     try {
-      let output = ""
-      child.stdout.on("data", (chunk) => (output += chunk))
-      child.stderr.on("data", (chunk) => (output += chunk))
-      const code = await new Promise<number | null>((resolve) => child.once("exit", (exit) => resolve(exit)))
-      assert.strictEqual(code, 3, output)
-      assert.include(output, "before the service came up; stopping")
-      assert.notInclude(output, "starting another")
+      const { output, stopped } = watch(child)
+      assert.strictEqual(await stopped, 3, output())
+      assert.include(output(), "before the service came up; stopping")
+      assert.notInclude(output(), "starting another")
     } finally {
       child.kill("SIGKILL")
     }
@@ -135,11 +135,9 @@ describe.skipIf(databaseMode() !== "postgres")("the service under WORKERS (Postg
         Effect.promise(() => startNode("src/main.ts", { DATABASE_URL: database.url, WORKERS: "2", LOG_LEVEL: "info", BILLING_PROVIDER: "local" }, "/readyz")),
         (child) => Effect.promise(child.stop)
       )
-      const agent = new Agent({ keepAlive: false })
       const statuses = yield* Effect.promise(() =>
         Promise.all(Array.from({ length: 40 }, () => fetch(`${service.url}/healthz`).then((response) => response.status)))
       )
-      agent.destroy()
       assert.isTrue(statuses.every((status) => status === 200), JSON.stringify(statuses))
       // Both workers come up (the port answers as soon as the first does).
       for (let attempt = 0; (service.output().match(/listening on/g) ?? []).length < 2; attempt++) {

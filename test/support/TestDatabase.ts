@@ -18,7 +18,8 @@ export const databaseMode = (): "embedded" | "postgres" => inject("databaseMode"
 /** The URL of the PostgreSQL server the tests use (postgres mode only). */
 export const postgresUrl = (): string => process.env.TEST_DATABASE_URL ?? ""
 
-const adminQuery = (text: string) =>
+/** Runs one statement on the PostgreSQL server's own database (creating and dropping test databases). */
+export const adminQuery = (text: string) =>
   Effect.promise(async () => {
     const client = new pg.Client({ connectionString: postgresUrl() })
     await client.connect()
