@@ -3,7 +3,7 @@
  * framework. When a process is offered more runs than it can serve, the surplus queues (in the process, then in the
  * socket before the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the
  * requests to those routes the process is serving and holds them under an adaptive limit (ConcurrencyLimit.ts: it
- * follows the service's own time per request, so it shrinks as soon as the process starts queueing, and never
+ * follows the service's own time per request against a budget, so it shrinks once the process is queueing, and never
  * exceeds `maxInFlight`); past it, or while the event loop lags more than `maxLagMs`, a new request is answered at
  * once, before any parsing, credential check or database work: `503 no_route_available` with `Retry-After` (no route
  * can take the run now; nothing was stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers
@@ -153,7 +153,10 @@ export const startOverloadGuard = (
         const at = inFlight
         response.once("close", () => {
           inFlight--
-          if (options.maxInFlight > 0) limit.record(performance.now() - started - upstreamMs(response), at)
+          if (options.maxInFlight > 0) {
+            const ended = performance.now()
+            limit.record(ended - started - upstreamMs(response), at, ended)
+          }
         })
         return false
       }

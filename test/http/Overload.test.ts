@@ -97,43 +97,81 @@ describe("the in-flight limit (RUNS_MAX_IN_FLIGHT)", () => {
 })
 
 describe("the adaptive limit (GradientLimit)", () => {
-  const run = (limit: GradientLimit, serviceMs: number, count: number) => {
-    for (let i = 0; i < count; i++) limit.record(serviceMs, limit.limit)
+  /**
+   * A process serving `clients` that each send a new request as soon as one ends (an open loop under overload is a
+   * very large number of them), completing `perSecond` requests a second whatever the load, in arrival order: a
+   * request's own time is the requests in flight over the rate. Returns the smallest limit seen after the first
+   * `settleAfter` completions and the last request's own time.
+   */
+  const serve = (
+    limit: GradientLimit,
+    clock: { now: number },
+    options: { readonly clients: number; readonly perSecond: number; readonly count: number; readonly settleAfter?: number }
+  ) => {
+    const inFlight: Array<number> = []
+    let smallest = Infinity
+    let own = 0
+    for (let i = 0; i < options.count; i++) {
+      while (inFlight.length < Math.min(options.clients, limit.limit)) inFlight.push(inFlight.length + 1)
+      own = (inFlight.length * 1000) / options.perSecond
+      clock.now += 1000 / options.perSecond
+      limit.record(own, inFlight.shift()!, clock.now)
+      if (i >= (options.settleAfter ?? 0)) smallest = Math.min(smallest, limit.limit)
+    }
+    return { smallest, own }
   }
 
-  it("holds while the service's time is steady, shrinks when it grows, recovers when it falls back", () => {
+  it("serves a closed loop whose times stay within the budget, however fast runs were before it", () => {
+    // A quiet stretch (one run at a time, 2 ms each), then 64 clients sharing a core: about 190 ms each, on time.
     const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 64 })
-    run(limit, 2, 2_000)
-    const steady = limit.limit
-    assert.isAtLeast(steady, 64, "steady times let the limit probe upwards")
-    run(limit, 20, 200)
-    const saturated = limit.limit
-    assert.isBelow(saturated, steady / 2, "a tenfold slower service halves the limit or more")
-    assert.isAtLeast(saturated, DefaultLimitOptions.min)
-    run(limit, 2, 2_000)
-    assert.isAbove(limit.limit, saturated * 2, "the limit grows back once the service is fast again")
+    const clock = { now: 0 }
+    serve(limit, clock, { clients: 1, perSecond: 500, count: 2_000 })
+    const busy = serve(limit, clock, { clients: 64, perSecond: 330, count: 5_000 })
+    assert.isAtLeast(busy.smallest, 64, "no request of the 64 is ever shed")
+    assert.isAtMost(limit.limit, 160, "the limit probes above what is asked, not without bound")
   })
 
-  it("tolerates a busy but keeping-up service: times up to the tolerance above the long run keep the limit", () => {
+  it("under overload settles where the time meets the budget (Little's law), from a low or a high start", () => {
+    for (const initial of [16, 64, 1_024]) {
+      const limit = new GradientLimit({ ...DefaultLimitOptions, initial })
+      const overloaded = serve(limit, { now: 0 }, { clients: 100_000, perSecond: 160, count: 10_000, settleAfter: 2_000 })
+      // 160 runs a second for half a second: 80 in flight.
+      assert.isAtLeast(overloaded.smallest, 70, `from ${initial}: it never falls far below, let alone to its minimum`)
+      assert.isAtMost(limit.limit, 90, `from ${initial}`)
+      assert.isAtMost(overloaded.own, 1.15 * DefaultLimitOptions.budgetMs, `from ${initial}: requests end within the budget`)
+    }
+  })
+
+  it("under a closed loop past the budget holds near capacity times the budget instead of collapsing", () => {
+    // 256 clients at 330 runs a second: 780 ms each unshed; the limit should settle near 165 (500 ms each).
+    const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 300 })
+    const loop = serve(limit, { now: 0 }, { clients: 256, perSecond: 330, count: 10_000, settleAfter: 500 })
+    assert.isAtLeast(loop.smallest, 145)
+    assert.isAtMost(limit.limit, 185)
+  })
+
+  it("grows back once the process is faster, and a quiet stretch does not count as a low completion rate", () => {
     const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 64 })
-    run(limit, 2, 2_000)
-    const steady = limit.limit
-    run(limit, 2.8, 300)
-    assert.isAtLeast(limit.limit, steady, "1.4 times slower is load, not queueing")
-    const strict = new GradientLimit({ ...DefaultLimitOptions, initial: 64, tolerance: 1 })
-    run(strict, 2, 2_000)
-    run(strict, 2.8, 300)
-    assert.isBelow(strict.limit, steady, "without the tolerance the same times shrink it")
+    const clock = { now: 0 }
+    serve(limit, clock, { clients: 100_000, perSecond: 160, count: 5_000 })
+    const saturated = limit.limit
+    serve(limit, clock, { clients: 100_000, perSecond: 640, count: 20_000 })
+    assert.isAbove(limit.limit, saturated * 3, "four times the capacity: about four times the limit")
+    // A minute without a request, then the same overload: the one completion after the quiet is no rate.
+    clock.now += 60_000
+    const after = serve(limit, clock, { clients: 100_000, perSecond: 640, count: 2_000 })
+    assert.isAtLeast(after.smallest, 0.8 * 640 * 0.5)
   })
 
   it("never leaves its bounds, and does not grow while far fewer requests than it are in flight", () => {
-    const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 16, min: 4, max: 32 })
-    run(limit, 1, 5_000)
+    const options = { ...DefaultLimitOptions, initial: 16, min: 4, max: 32 }
+    const limit = new GradientLimit(options)
+    serve(limit, { now: 0 }, { clients: 100_000, perSecond: 10_000, count: 5_000 })
     assert.strictEqual(limit.limit, 32)
-    run(limit, 1_000, 200)
+    serve(limit, { now: 1e6 }, { clients: 100_000, perSecond: 2, count: 1_000 })
     assert.strictEqual(limit.limit, 4)
-    const idle = new GradientLimit({ ...DefaultLimitOptions, initial: 16, min: 4, max: 32 })
-    for (let i = 0; i < 5_000; i++) idle.record(1, 1)
+    const idle = new GradientLimit(options)
+    for (let i = 0; i < 5_000; i++) idle.record(1, 1, i)
     assert.strictEqual(idle.limit, 16, "a handful in flight says nothing about how many more would fit")
   })
 })
