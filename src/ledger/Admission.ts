@@ -79,8 +79,11 @@ const fastStatement: Statement = {
     ),
     existing AS (
       SELECT r.i, row_to_json(x) AS run FROM req r
-      JOIN (SELECT ${runColumns} FROM runs) x
-        ON x.organization_id = r.org AND x.origin = r.origin AND x.idempotency_key = r.key
+      CROSS JOIN LATERAL (
+        SELECT ${runColumns} FROM runs
+        WHERE runs.organization_id = r.org AND runs.origin = r.origin AND runs.idempotency_key = r.key
+        LIMIT 1
+      ) x
     ),
     candidates AS (
       SELECT * FROM req r WHERE i NOT IN (SELECT i FROM existing)
