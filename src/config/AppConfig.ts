@@ -14,6 +14,8 @@ export interface Settings {
   readonly databasePoolSize: number
   readonly overloadMaxLagMs: number
   readonly runsMaxInFlight: number
+  /** The own time per run the adaptive limit keeps runs within, in ms (`RUNS_TIME_BUDGET_MS`). */
+  readonly runsTimeBudgetMs: number
   readonly ledgerLeaseTtlSeconds: number
   readonly corsAllowedOrigins: ReadonlyArray<string>
   readonly otlpEndpoint: Option.Option<string>
@@ -114,6 +116,10 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   runsMaxInFlight: Config.integer("RUNS_MAX_IN_FLIGHT").pipe(
     Config.withDefault(1_024),
     Config.validate({ message: "RUNS_MAX_IN_FLIGHT must be 0 (no limit) to 1000000", validation: (n) => n >= 0 && n <= 1_000_000 })
+  ),
+  runsTimeBudgetMs: Config.integer("RUNS_TIME_BUDGET_MS").pipe(
+    Config.withDefault(500),
+    Config.validate({ message: "RUNS_TIME_BUDGET_MS must be 10 to 60000", validation: (n) => n >= 10 && n <= 60_000 })
   ),
   otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("arbiter")),

@@ -59,6 +59,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
         Effect.sync(() => startOverloadGuard({
           maxLagMs: config.overloadMaxLagMs,
           maxInFlight: config.runsMaxInFlight,
+          budgetMs: config.runsTimeBudgetMs,
           cors: makeCors(config.corsAllowedOrigins)
         })),
         (guard) => Effect.sync(guard.stop)

@@ -125,9 +125,12 @@ export interface OverloadGuard {
   readonly inFlight: () => number
 }
 
-/** Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off. */
+/**
+ * Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off; `budgetMs` is the own time
+ * per request the adaptive limit keeps requests within (default DefaultLimitOptions').
+ */
 export const startOverloadGuard = (
-  options: { readonly maxLagMs: number; readonly maxInFlight: number; readonly cors: Cors }
+  options: { readonly maxLagMs: number; readonly maxInFlight: number; readonly budgetMs?: number; readonly cors: Cors }
 ): OverloadGuard => {
   const sampler = options.maxLagMs > 0 ? new LagSampler() : undefined
   let inFlight = 0
@@ -135,7 +138,8 @@ export const startOverloadGuard = (
     ...DefaultLimitOptions,
     initial: Math.min(DefaultLimitOptions.initial, Math.max(1, options.maxInFlight)),
     min: Math.min(DefaultLimitOptions.min, Math.max(1, options.maxInFlight)),
-    max: Math.max(1, options.maxInFlight)
+    max: Math.max(1, options.maxInFlight),
+    budgetMs: options.budgetMs ?? DefaultLimitOptions.budgetMs
   })
 
   return {

@@ -96,6 +96,36 @@ describe("the in-flight limit (RUNS_MAX_IN_FLIGHT)", () => {
   })
 })
 
+describe("the time budget (RUNS_TIME_BUDGET_MS)", () => {
+  /** Serves `rounds` waves of `wave` runs at once, each held `holdMs`, through a guard; returns its limit after. */
+  const waves = async (budgetMs: number, options: { readonly wave: number; readonly holdMs: number; readonly rounds: number }) => {
+    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 1_024, budgetMs, cors: makeCors([]) })
+    const server = createServer((request, response) => {
+      if (guard.shed(request, response)) return
+      request.resume()
+      setTimeout(() => response.end("ok"), options.holdMs)
+    })
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/runs`
+    try {
+      for (let round = 0; round < options.rounds; round++) {
+        await Promise.all(Array.from({ length: options.wave }, () => fetch(url, { method: "POST", body: "{}" }).then((r) => r.text())))
+      }
+      return guard.limit()
+    } finally {
+      guard.stop()
+      await new Promise((closed) => server.close(closed))
+    }
+  }
+
+  it("shrinks the limit when runs take longer than the budget, and keeps it when they take less", async () => {
+    // 48 at once, 80 ms each: past a 20 ms budget, well within a 1 s one.
+    const wave = { wave: 48, holdMs: 80, rounds: 8 }
+    assert.isBelow(await waves(20, wave), 64, "80 ms against 20: the process counts as saturated")
+    assert.isAtLeast(await waves(1_000, wave), 64, "80 ms against 1 s: nothing to shed")
+  })
+})
+
 describe("the adaptive limit (GradientLimit)", () => {
   /**
    * A process serving `clients` that each send a new request as soon as one ends (an open loop under overload is a
