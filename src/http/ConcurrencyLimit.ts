@@ -58,7 +58,7 @@ const IdleWindowMs = 1_000
 const RateWeight = 0.3
 
 /** A concurrency limit against a time budget. */
-export class GradientLimit {
+export class AdaptiveLimit {
   private limitValue: number
   private fast = 0
   /** Completions per ms, smoothed over windows of `RateWindowMs`; 0 until the first window ends. */

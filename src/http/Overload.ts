@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"
 import { count, httpRequestSeconds, httpRequests, labels, record, runs, shedRequests } from "../telemetry/Metrics.js"
-import { DefaultLimitOptions, GradientLimit } from "./ConcurrencyLimit.js"
+import { AdaptiveLimit, DefaultLimitOptions } from "./ConcurrencyLimit.js"
 import { requestIdFor } from "./RequestId.js"
 import { serverTimingValue } from "./ServerTiming.js"
 
@@ -134,7 +134,7 @@ export const startOverloadGuard = (
 ): OverloadGuard => {
   const sampler = options.maxLagMs > 0 ? new LagSampler() : undefined
   let inFlight = 0
-  const limit = new GradientLimit({
+  const limit = new AdaptiveLimit({
     ...DefaultLimitOptions,
     initial: Math.min(DefaultLimitOptions.initial, Math.max(1, options.maxInFlight)),
     min: Math.min(DefaultLimitOptions.min, Math.max(1, options.maxInFlight)),

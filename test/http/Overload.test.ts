@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net"
 import { SqlClient } from "@effect/sql"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { DefaultLimitOptions, GradientLimit } from "../../src/http/ConcurrencyLimit.js"
+import { AdaptiveLimit, DefaultLimitOptions } from "../../src/http/ConcurrencyLimit.js"
 import { makeCors } from "../../src/http/Cors.js"
 import { ShedMessage, startOverloadGuard } from "../../src/http/Overload.js"
 import { call, codeOf } from "../support/Api.js"
@@ -126,7 +126,7 @@ describe("the time budget (RUNS_TIME_BUDGET_MS)", () => {
   })
 })
 
-describe("the adaptive limit (GradientLimit)", () => {
+describe("the adaptive limit (AdaptiveLimit)", () => {
   /**
    * A process serving `clients` that each send a new request as soon as one ends (an open loop under overload is a
    * very large number of them), completing `perSecond` requests a second whatever the load, in arrival order: a
@@ -134,7 +134,7 @@ describe("the adaptive limit (GradientLimit)", () => {
    * `settleAfter` completions and the last request's own time.
    */
   const serve = (
-    limit: GradientLimit,
+    limit: AdaptiveLimit,
     clock: { now: number },
     options: { readonly clients: number; readonly perSecond: number; readonly count: number; readonly settleAfter?: number }
   ) => {
@@ -153,7 +153,7 @@ describe("the adaptive limit (GradientLimit)", () => {
 
   it("serves a closed loop whose times stay within the budget, however fast runs were before it", () => {
     // A quiet stretch (one run at a time, 2 ms each), then 64 clients sharing a core: about 190 ms each, on time.
-    const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 64 })
+    const limit = new AdaptiveLimit({ ...DefaultLimitOptions, initial: 64 })
     const clock = { now: 0 }
     serve(limit, clock, { clients: 1, perSecond: 500, count: 2_000 })
     const busy = serve(limit, clock, { clients: 64, perSecond: 330, count: 5_000 })
@@ -163,7 +163,7 @@ describe("the adaptive limit (GradientLimit)", () => {
 
   it("under overload settles where the time meets the budget (Little's law), from a low or a high start", () => {
     for (const initial of [16, 64, 1_024]) {
-      const limit = new GradientLimit({ ...DefaultLimitOptions, initial })
+      const limit = new AdaptiveLimit({ ...DefaultLimitOptions, initial })
       const overloaded = serve(limit, { now: 0 }, { clients: 100_000, perSecond: 160, count: 10_000, settleAfter: 2_000 })
       // 160 runs a second for half a second: 80 in flight.
       assert.isAtLeast(overloaded.smallest, 70, `from ${initial}: it never falls far below, let alone to its minimum`)
@@ -174,14 +174,14 @@ describe("the adaptive limit (GradientLimit)", () => {
 
   it("under a closed loop past the budget holds near capacity times the budget instead of collapsing", () => {
     // 256 clients at 330 runs a second: 780 ms each unshed; the limit should settle near 165 (500 ms each).
-    const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 300 })
+    const limit = new AdaptiveLimit({ ...DefaultLimitOptions, initial: 300 })
     const loop = serve(limit, { now: 0 }, { clients: 256, perSecond: 330, count: 10_000, settleAfter: 500 })
     assert.isAtLeast(loop.smallest, 145)
     assert.isAtMost(limit.limit, 185)
   })
 
   it("grows back once the process is faster, and a quiet stretch does not count as a low completion rate", () => {
-    const limit = new GradientLimit({ ...DefaultLimitOptions, initial: 64 })
+    const limit = new AdaptiveLimit({ ...DefaultLimitOptions, initial: 64 })
     const clock = { now: 0 }
     serve(limit, clock, { clients: 100_000, perSecond: 160, count: 5_000 })
     const saturated = limit.limit
@@ -195,12 +195,12 @@ describe("the adaptive limit (GradientLimit)", () => {
 
   it("never leaves its bounds, and does not grow while far fewer requests than it are in flight", () => {
     const options = { ...DefaultLimitOptions, initial: 16, min: 4, max: 32 }
-    const limit = new GradientLimit(options)
+    const limit = new AdaptiveLimit(options)
     serve(limit, { now: 0 }, { clients: 100_000, perSecond: 10_000, count: 5_000 })
     assert.strictEqual(limit.limit, 32)
     serve(limit, { now: 1e6 }, { clients: 100_000, perSecond: 2, count: 1_000 })
     assert.strictEqual(limit.limit, 4)
-    const idle = new GradientLimit(options)
+    const idle = new AdaptiveLimit(options)
     for (let i = 0; i < 5_000; i++) idle.record(1, 1, i)
     assert.strictEqual(idle.limit, 16, "a handful in flight says nothing about how many more would fit")
   })
