@@ -6,6 +6,8 @@
  * 100 organizations and for one busy organization, the service's CPU per run and the Server-Timing figures; then
  * checks that admission never over-admits (credit for exactly 50 ceilings, 300 concurrent runs) and that under 4x
  * overload every request is answered by its deadline plus 100 ms; and it checks the money invariants at the end.
+ * Where the overload guard shed requests, a row says how many past the adaptive limit and how many on event-loop lag,
+ * read from each worker's metrics listener (`METRICS_PORT` and the ports after it).
  */
 import pg from "pg"
 import { letterRequest } from "../src/providers/LetterReadout.js"
@@ -13,7 +15,7 @@ import { ServerNodeFlags } from "../src/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
-import { cpuMillisOfCommand, cpuMillisOfTree, startNode } from "./support/Processes.js"
+import { cpuMillisOfCommand, cpuMillisOfTree, freePort, startNode } from "./support/Processes.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const ticket = "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200)
@@ -50,8 +52,42 @@ const runRequest = (organizations: ReadonlyArray<BenchOrganization>) => () => {
 const chatRequest = () => ({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: chatBody })
 
 const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
+/** Shed requests by the guard's reason, summed over the service's workers' metrics listeners. */
+interface Sheds {
+  readonly limit: number
+  readonly lag: number
+}
+
+const ShedLine = /^arbiter_http_shed_total\{[^}]*reason="(limit|lag)"[^}]*\} (\d+)$/gm
+
+/** Reads the shed counters of every worker (`METRICS_PORT`, `METRICS_PORT + 1`, ... until one does not answer). */
+const readSheds = async (metricsPort: number): Promise<Sheds> => {
+  const counts = { limit: 0, lag: 0 }
+  for (let worker = 0; worker < 64; worker++) {
+    const text = await fetch(`http://127.0.0.1:${metricsPort + worker}/metrics`).then((response) => response.text(), () => null)
+    if (text === null) break
+    for (const [, reason, count] of text.matchAll(ShedLine)) counts[reason as keyof Sheds] += Number(count)
+  }
+  return counts
+}
+
+let shedsOfRow: Sheds = { limit: 0, lag: 0 }
+
+/** Runs one row and notes what the guard shed during it, and why. */
+const row = async <A>(metricsPort: number, measure: () => Promise<A>): Promise<A> => {
+  const before = await readSheds(metricsPort)
+  const result = await measure()
+  const after = await readSheds(metricsPort)
+  shedsOfRow = { limit: after.limit - before.limit, lag: after.lag - before.lag }
+  return result
+}
+
+const shedText = () =>
+  shedsOfRow.limit + shedsOfRow.lag > 0 ? ` (shed during the row and its warm-up: ${shedsOfRow.limit} past the limit, ${shedsOfRow.lag} on event-loop lag)` : ""
+
 const statusText = (result: LoadResult) =>
-  Object.entries(result.statuses).map(([status, count]) => `${status}x${count}`).join(" ") + (result.errors > 0 ? ` errors x${result.errors}` : "")
+  Object.entries(result.statuses).map(([status, count]) => `${status}x${count}`).join(" ") +
+  (result.errors > 0 ? ` errors x${result.errors}` : "") + ((result.statuses[503] ?? 0) > 0 ? shedText() : "")
 
 /** Runs answered 200 per second: shed (503) and refused answers are fast and cheap, so they are not throughput. */
 const completedPerSecond = (result: LoadResult) => (result.statuses[200] ?? 0) / result.seconds
@@ -88,6 +124,8 @@ const limitKeys = async (databaseUrl: string, organizationId: string) => {
 const main = async () => {
   const database = await createBenchDatabase()
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
+  // Each worker serves its metrics on METRICS_PORT + its index: the bench reads why requests were shed.
+  const metricsPort = await freePort()
   // The server as `npm start` runs it: the bundle, with the server's V8 flags.
   const service = await startNode("dist/main.mjs", {
     DATABASE_URL: database.url,
@@ -96,7 +134,8 @@ const main = async () => {
     DECISION_PROVIDER: "openai",
     DECISION_PROVIDER_URL: `${upstream.url}/v1`,
     DECISION_PROVIDER_MODEL: "bench",
-    LOG_LEVEL: "error"
+    LOG_LEVEL: "error",
+    METRICS_PORT: String(metricsPort)
   }, "/readyz", ServerNodeFlags)
   const setLatency = (ms: number) => fetch(`${upstream.url}/__latency?ms=${ms}`, { method: "POST" })
   try {
@@ -113,21 +152,21 @@ const main = async () => {
       await setLatency(latency)
       console.log(`\n== upstream latency ${latency} ms`)
       const direct = await runLoad({ baseUrl: upstream.url, connections: 1, seconds, request: chatRequest })
-      const single = await runLoad({ baseUrl: service.url, connections: 1, seconds, request: runRequest(spread), cpu })
+      const single = await row(metricsPort, () => runLoad({ baseUrl: service.url, connections: 1, seconds, request: runRequest(spread), cpu }))
       console.log(`1 in flight   upstream direct  p50 ${fmt(direct.p50)} ms  p99 ${fmt(direct.p99)} ms  (${fmt(direct.perSecond, 0)}/s)`)
       console.log(`1 in flight   through service  p50 ${fmt(single.p50)} ms  p99 ${fmt(single.p99)} ms  (${fmt(single.perSecond, 0)}/s)  ${statusText(single)}`)
       console.log(`              added latency    p50 ${fmt(single.p50 - direct.p50)} ms  p99 ${fmt(single.p99 - direct.p99)} ms   (targets at 20 ms: p50 <= 1.5, p99 <= 5)`)
       console.log(`              server-timing    ${timingLine(single)}`)
       console.log(`              ${cpuLine(single)}`)
-      const many = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest(spread), cpu })
+      const many = await row(metricsPort, () => runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest(spread), cpu }))
       console.log(`64 in flight  100 organizations ${throughput(many)}  p50 ${fmt(many.p50)} p99 ${fmt(many.p99)} ms  ${statusText(many)}   (target: >= 1000/s)`)
       console.log(`              server-timing    ${timingLine(many)}`)
       console.log(`              ${cpuLine(many)}   (target: service <= 0.8 ms)`)
-      const hot = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busy!]), cpu })
+      const hot = await row(metricsPort, () => runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busy!]), cpu }))
       console.log(`64 in flight  one organization  ${throughput(hot)}  p50 ${fmt(hot.p50)} p99 ${fmt(hot.p99)} ms  ${statusText(hot)}   (target: >= 600/s)`)
       console.log(`              server-timing    ${timingLine(hot)}`)
       console.log(`              ${cpuLine(hot)}`)
-      const limited = await runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busyLimited!]), cpu })
+      const limited = await row(metricsPort, () => runLoad({ baseUrl: service.url, connections: 64, seconds, request: runRequest([busyLimited!]), cpu }))
       console.log(`64 in flight  one limited key   ${throughput(limited)}  p50 ${fmt(limited.p50)} p99 ${fmt(limited.p99)} ms  ${statusText(limited)}   (its key has spend, token and rate limits: its runs are batched under its lock)`)
       console.log(`              server-timing    ${timingLine(limited)}`)
       console.log(`              ${cpuLine(limited)}`)
@@ -137,19 +176,19 @@ const main = async () => {
     console.log("\n== admission never over-admits")
     await setLatency(3_000)
     const [scarce] = await seedOrganizations(database.url, 1, 50 * 20_000, "scarce")
-    const burst = await Promise.all(Array.from({ length: 300 }, () => fetch(`${service.url}/v1/runs`, runRequest([scarce!])()).then((response) => response.status)))
+    const burst = await row(metricsPort, () => Promise.all(Array.from({ length: 300 }, () => fetch(`${service.url}/v1/runs`, runRequest([scarce!])()).then((response) => response.status))))
     const admitted = burst.filter((status) => status === 200).length
     const refused = burst.filter((status) => status === 402).length
     const shed = burst.filter((status) => status === 503).length
     const late = burst.filter((status) => status === 504).length
     console.log(`credit for 50 ceilings, 300 concurrent runs: ${admitted} admitted, ${refused} refused 402, ${shed} shed 503 by ` +
-      `the overload guard, ${late} 504 before admission, ${300 - admitted - refused - shed - late} other (expected: 50 ` +
+      `the overload guard${shedText()}, ${late} 504 before admission, ${300 - admitted - refused - shed - late} other (expected: 50 ` +
       `admitted, never more; the rest 402, 503 or 504)`)
 
     console.log("\n== 4x overload, deadline_ms 2000, upstream 20 ms")
     await setLatency(20)
     const rate = Math.max(50, Math.round(capacity * 4))
-    const overload = await runOpenLoop({
+    const overload = await row(metricsPort, () => runOpenLoop({
       baseUrl: service.url,
       ratePerSecond: rate,
       seconds: 3,
@@ -158,8 +197,8 @@ const main = async () => {
         const request = runRequest(spread)()
         return { ...request, body: JSON.stringify({ ...JSON.parse(request.body), deadline_ms: 2_000 }) }
       }
-    })
-    console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}`)
+    }))
+    console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}${shedText()}`)
     console.log(`              late by status: ${Object.entries(overload.lateByStatus).map(([s, c]) => `${s}x${c}`).join(" ") || "none"}; the late answers' own Server-Timing total p50 ${fmt(overload.lateServerTotal.p50)} ms, max ${fmt(overload.lateServerTotal.max)} ms`)
     console.log(`              the load generator (same machine): ${overload.connections} connections opened, its own event-loop delay p99 ${fmt(overload.generatorLag.p99)} ms, max ${fmt(overload.generatorLag.max)} ms`)
 
