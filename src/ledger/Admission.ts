@@ -74,7 +74,7 @@ const fastStatement: Statement = {
     keys AS MATERIALIZED (
       SELECT k.key_id, (k.spend_limit_micros IS NOT NULL OR k.token_limit IS NOT NULL
           OR k.runs_per_minute IS NOT NULL) AS limited
-      FROM key_accounts k WHERE k.key_id IN (SELECT key_id FROM req)
+      FROM key_accounts k WHERE k.key_id = ANY (ARRAY(SELECT key_id FROM req))
       ORDER BY k.key_id FOR KEY SHARE
     ),
     existing AS (
@@ -114,7 +114,7 @@ const fastStatement: Statement = {
       GROUP BY lease, period
     ),
     lease_locks AS MATERIALIZED (
-      SELECT l.id FROM ledger_leases l WHERE l.id IN (SELECT lease FROM need) ORDER BY l.id FOR NO KEY UPDATE
+      SELECT l.id FROM ledger_leases l WHERE l.id = ANY (ARRAY(SELECT lease FROM need)) ORDER BY l.id FOR NO KEY UPDATE
     ),
     leased AS (
       UPDATE ledger_leases l SET credit_held = l.credit_held + n.credit, spend_held = l.spend_held + n.spend,

@@ -39,6 +39,7 @@ export const captureStatement = `
     UPDATE credit_accounts AS a SET balance_micros = a.balance_micros - d.cost
     FROM (SELECT organization_id, sum(cost) AS cost FROM moves WHERE hold_credit GROUP BY organization_id) d
     WHERE a.organization_id = d.organization_id AND d.cost <> 0
+      AND a.organization_id = ANY (ARRAY(SELECT organization_id FROM moves WHERE hold_credit))
     RETURNING a.organization_id, a.balance_micros
   ),
   usage_day AS (

@@ -209,6 +209,6 @@ export const settleOnKeysStatement = `
       tokens_settled = CASE WHEN k.period_start = ${startOfK} THEN k.tokens_settled ELSE 0 END
         + ${forPeriod("tokens_day", "tokens_month", "tokens_all")}
     FROM key_moves d
-    WHERE k.key_id = d.key_id
+    WHERE k.key_id = d.key_id AND k.key_id = ANY (ARRAY(SELECT key_id FROM key_moves))
     RETURNING k.key_id
   )`

@@ -166,7 +166,7 @@ const settleStatement: Statement = {
     ),
     lease_locks AS MATERIALIZED (
       SELECT l.id FROM ledger_leases l
-      WHERE l.id IN (SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL)
+      WHERE l.id = ANY (ARRAY(SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL))
       ORDER BY l.id FOR NO KEY UPDATE
     ),
     released AS (
@@ -195,8 +195,10 @@ const settleStatement: Statement = {
             AND s.payment_method_id IS NOT NULL AND s.processor_customer_id IS NOT NULL
             AND c.balance_micros < s.auto_recharge_threshold_micros
             AND (s.recharge_retry_after IS NULL OR s.recharge_retry_after < $5::timestamptz), false)))
-        FROM captured c JOIN organizations o ON o.id = c.organization_id
-        LEFT JOIN billing_settings s ON s.organization_id = c.organization_id) AS accounts`
+        FROM captured c
+        JOIN organizations o ON o.id = c.organization_id AND o.id = ANY (ARRAY(SELECT organization_id FROM captured))
+        LEFT JOIN billing_settings s ON s.organization_id = c.organization_id
+          AND s.organization_id = ANY (ARRAY(SELECT organization_id FROM captured))) AS accounts`
 }
 
 const inputRow = (input: SettlementInput) => ({
