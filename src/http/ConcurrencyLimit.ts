@@ -32,6 +32,13 @@ export interface LimitOptions {
   readonly fastWeight: number
   /** How much of a newly computed limit replaces the old one. */
   readonly smoothing: number
+  /**
+   * How busy the event loop is lately, 0 to 1 (its utilization). The limit shrinks only while it is at least
+   * `busyAbove`: a process whose runs are slow while its loop idles is waiting (on a lock, on the database), and
+   * fewer runs in flight would not make them faster, only fewer.
+   */
+  readonly loopBusy?: () => number
+  readonly busyAbove?: number
 }
 
 /**
@@ -90,8 +97,11 @@ export class AdaptiveLimit {
       return
     }
     // Past it, the process is saturated and completes runs at its capacity: Little's law gives the requests in
-    // flight whose time is the budget. The first window of a process has no rate yet: it waits for one.
+    // flight whose time is the budget. The first window of a process has no rate yet: it waits for one. Runs slow
+    // while the loop idles are waiting, not queueing for this process: there the rate falls with the limit, and
+    // Little's law would take it down step by step to its minimum.
     if (this.rate === 0) return
+    if (this.options.loopBusy !== undefined && this.options.loopBusy() < (this.options.busyAbove ?? 0.9)) return
     const next = Math.min(this.limitValue, this.rate * this.options.budgetMs)
     this.limitValue = Math.max(this.options.min, (1 - this.options.smoothing) * this.limitValue + this.options.smoothing * next)
   }

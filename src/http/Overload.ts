@@ -78,6 +78,27 @@ class LagSampler {
   }
 }
 
+/** How long (ms) one reading of the event loop's utilization stands. */
+const UtilizationWindowMs = 100
+
+/** The event loop's utilization over its last window of `UtilizationWindowMs` (read at most once per window). */
+class LoopUtilization {
+  private last = performance.eventLoopUtilization()
+  private lastAt = performance.now()
+  private value = 0
+
+  readonly recent = (): number => {
+    const now = performance.now()
+    if (now - this.lastAt >= UtilizationWindowMs) {
+      const current = performance.eventLoopUtilization()
+      this.value = performance.eventLoopUtilization(current, this.last).utilization
+      this.last = current
+      this.lastAt = now
+    }
+    return this.value
+  }
+}
+
 /** The message of a shed request. */
 export const ShedMessage =
   "the service is at capacity and could not take the run now; nothing was stored or charged: retry after the " +
@@ -134,7 +155,9 @@ export const startOverloadGuard = (
 ): OverloadGuard => {
   const sampler = options.maxLagMs > 0 ? new LagSampler() : undefined
   let inFlight = 0
+  const loop = new LoopUtilization()
   const limit = new AdaptiveLimit({
+    loopBusy: loop.recent,
     ...DefaultLimitOptions,
     initial: Math.min(DefaultLimitOptions.initial, Math.max(1, options.maxInFlight)),
     min: Math.min(DefaultLimitOptions.min, Math.max(1, options.maxInFlight)),
