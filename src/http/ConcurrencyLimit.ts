@@ -34,12 +34,14 @@ export interface LimitOptions {
   readonly smoothing: number
   /**
    * How busy the event loop is lately, 0 to 1 (its utilization). The limit shrinks only while it is at least
-   * `busyAbove`: a process whose runs are slow while its loop idles is waiting (on a lock, on the database), and
+   * `BusyLoop`: a process whose runs are slow while its loop idles is waiting (on a lock, on the database), and
    * fewer runs in flight would not make them faster, only fewer.
    */
   readonly loopBusy?: () => number
-  readonly busyAbove?: number
 }
+
+/** The event loop utilization from which a process counts as saturated. */
+const BusyLoop = 0.9
 
 /**
  * Defaults: start at 64 in flight, between 8 and 4,096; half a second of own time per request (a decision run's
@@ -101,7 +103,7 @@ export class AdaptiveLimit {
     // while the loop idles are waiting, not queueing for this process: there the rate falls with the limit, and
     // Little's law would take it down step by step to its minimum.
     if (this.rate === 0) return
-    if (this.options.loopBusy !== undefined && this.options.loopBusy() < (this.options.busyAbove ?? 0.9)) return
+    if (this.options.loopBusy !== undefined && this.options.loopBusy() < BusyLoop) return
     const next = Math.min(this.limitValue, this.rate * this.options.budgetMs)
     this.limitValue = Math.max(this.options.min, (1 - this.options.smoothing) * this.limitValue + this.options.smoothing * next)
   }
