@@ -19,6 +19,12 @@
  * a closed loop of 256 clients, most requests were then shed and the process served a third fewer runs). The
  * completion rate of a saturated process does not depend on how late its requests end, so the limit settles where the
  * time meets the budget.
+ *
+ * Why a warm-up: a fresh process's first runs are served while V8 still interprets its code, while the database pool
+ * opens its connections and while each organization's first lease is granted, at a fraction of the warm process's
+ * capacity. Little's law on that rate took the limit from 64 to 30 within a second of a fresh process meeting 64
+ * clients, and shed 1,846 requests in the 1.5 s before the warm process had grown it back to 129. During its first
+ * `warmupMs` of completions the limit does not shrink; the initial limit bounds the process meanwhile.
  */
 
 /** Bounds, budget and smoothing of the limit. */
@@ -38,6 +44,8 @@ export interface LimitOptions {
    * fewer runs in flight would not make them faster, only fewer.
    */
   readonly loopBusy?: () => number
+  /** How long (ms) after its first completion the limit does not shrink: the process is still warming up. */
+  readonly warmupMs: number
 }
 
 /** The event loop utilization from which a process counts as saturated. */
@@ -46,7 +54,8 @@ const BusyLoop = 0.9
 /**
  * Defaults: start at 64 in flight, between 8 and 4,096; half a second of own time per request (a decision run's
  * shortest default deadline is 30 s; the bench's 4x overload row, with `deadline_ms` 2000, needs every answer within
- * 2.1 s, waits before the guard included).
+ * 2.1 s, waits before the guard included); three seconds of warm-up (a fresh process on the bench machine was back at
+ * full speed 1.5 s after its first completion).
  */
 export const DefaultLimitOptions: LimitOptions = {
   initial: 64,
@@ -54,7 +63,8 @@ export const DefaultLimitOptions: LimitOptions = {
   max: 4_096,
   budgetMs: 500,
   fastWeight: 0.1,
-  smoothing: 0.2
+  smoothing: 0.2,
+  warmupMs: 3_000
 }
 
 /** How long (ms) completions are counted before they update the completion rate. */
@@ -74,6 +84,8 @@ export class AdaptiveLimit {
   private rate = 0
   private windowStart = -1
   private windowCount = 0
+  /** When the first completion was recorded; NaN before it. */
+  private firstAt = Number.NaN
 
   constructor(private readonly options: LimitOptions = DefaultLimitOptions) {
     this.limitValue = options.initial
@@ -90,6 +102,7 @@ export class AdaptiveLimit {
    */
   record(serviceMs: number, inFlight: number, now: number): void {
     const sample = Math.max(0.01, serviceMs)
+    if (Number.isNaN(this.firstAt)) this.firstAt = now
     this.fast = this.fast === 0 ? sample : (1 - this.options.fastWeight) * this.fast + this.options.fastWeight * sample
     this.countCompletion(now)
     if (this.fast <= this.options.budgetMs) {
@@ -101,8 +114,8 @@ export class AdaptiveLimit {
     // Past it, the process is saturated and completes runs at its capacity: Little's law gives the requests in
     // flight whose time is the budget. The first window of a process has no rate yet: it waits for one. Runs slow
     // while the loop idles are waiting, not queueing for this process: there the rate falls with the limit, and
-    // Little's law would take it down step by step to its minimum.
-    if (this.rate === 0) return
+    // Little's law would take it down step by step to its minimum. A warming process's rate is not its capacity.
+    if (this.rate === 0 || now - this.firstAt < this.options.warmupMs) return
     if (this.options.loopBusy !== undefined && this.options.loopBusy() < BusyLoop) return
     const next = Math.min(this.limitValue, this.rate * this.options.budgetMs)
     this.limitValue = Math.max(this.options.min, (1 - this.options.smoothing) * this.limitValue + this.options.smoothing * next)

@@ -148,10 +148,17 @@ export interface OverloadGuard {
 
 /**
  * Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off; `budgetMs` is the own time
- * per request the adaptive limit keeps requests within (default DefaultLimitOptions').
+ * per request the adaptive limit keeps requests within, `warmupMs` how long after its first completion it does not
+ * shrink (defaults: DefaultLimitOptions').
  */
 export const startOverloadGuard = (
-  options: { readonly maxLagMs: number; readonly maxInFlight: number; readonly budgetMs?: number; readonly cors: Cors }
+  options: {
+    readonly maxLagMs: number
+    readonly maxInFlight: number
+    readonly budgetMs?: number
+    readonly warmupMs?: number
+    readonly cors: Cors
+  }
 ): OverloadGuard => {
   const sampler = options.maxLagMs > 0 ? new LagSampler() : undefined
   let inFlight = 0
@@ -162,7 +169,8 @@ export const startOverloadGuard = (
     initial: Math.min(DefaultLimitOptions.initial, Math.max(1, options.maxInFlight)),
     min: Math.min(DefaultLimitOptions.min, Math.max(1, options.maxInFlight)),
     max: Math.max(1, options.maxInFlight),
-    budgetMs: options.budgetMs ?? DefaultLimitOptions.budgetMs
+    budgetMs: options.budgetMs ?? DefaultLimitOptions.budgetMs,
+    warmupMs: options.warmupMs ?? DefaultLimitOptions.warmupMs
   })
 
   return {

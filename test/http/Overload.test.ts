@@ -98,8 +98,11 @@ describe("the in-flight limit (RUNS_MAX_IN_FLIGHT)", () => {
 
 describe("the time budget (RUNS_TIME_BUDGET_MS)", () => {
   /** Serves `rounds` waves of `wave` runs at once, each `holdMs` of the loop's time, through a guard; returns its limit after. */
-  const waves = async (budgetMs: number, options: { readonly wave: number; readonly holdMs: number; readonly rounds: number }) => {
-    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 1_024, budgetMs, cors: makeCors([]) })
+  const waves = async (
+    budgetMs: number,
+    options: { readonly wave: number; readonly holdMs: number; readonly rounds: number; readonly warmupMs?: number }
+  ) => {
+    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 1_024, budgetMs, ...(options.warmupMs === undefined ? {} : { warmupMs: options.warmupMs }), cors: makeCors([]) })
     const server = createServer((request, response) => {
       if (guard.shed(request, response)) return
       request.resume()
@@ -128,9 +131,14 @@ describe("the time budget (RUNS_TIME_BUDGET_MS)", () => {
 
   it("shrinks the limit when runs take longer than the budget, and keeps it when they take less", async () => {
     // 48 at once, each 5 ms of the loop's time: about 240 ms each, past a 20 ms budget, well within a 2 s one.
-    const wave = { wave: 48, holdMs: 5, rounds: 6 }
+    const wave = { wave: 48, holdMs: 5, rounds: 6, warmupMs: 0 }
     assert.isBelow(await waves(20, wave), 64, "240 ms against 20 on a busy loop: the process counts as saturated")
     assert.isAtLeast(await waves(2_000, wave), 64, "240 ms against 2 s: nothing to shed")
+  })
+
+  it("does not shrink the limit while the process warms up (its first 3 s of completions by default)", async () => {
+    // The same waves, about 1.5 s of them, against the same 20 ms budget: a fresh process's times are not its capacity.
+    assert.strictEqual(await waves(20, { wave: 48, holdMs: 5, rounds: 6 }), 64)
   })
 })
 
@@ -209,6 +217,30 @@ describe("the adaptive limit (AdaptiveLimit)", () => {
     const busy = new AdaptiveLimit({ ...DefaultLimitOptions, initial: 300, loopBusy: () => 1 })
     serve(busy, { now: 0 }, { clients: 256, perSecond: 330, count: 5_000 })
     assert.isAtMost(busy.limit, 185, "the same times on a busy loop: saturated")
+  })
+
+  it("does not shrink while a fresh process warms up, and still does once it is warm and overloaded", () => {
+    // A fresh process meets 64 clients: 40 runs a second at first (1.6 s each, far past the budget), 400 after 2 s.
+    const warming = (warmupMs: number) => {
+      const limit = new AdaptiveLimit({ ...DefaultLimitOptions, initial: 64, loopBusy: () => 1, warmupMs })
+      const clock = { now: 0 }
+      let smallest = Infinity
+      for (const perSecond of [40, 60, 100, 160, 250]) {
+        smallest = Math.min(smallest, serve(limit, clock, { clients: 64, perSecond, count: perSecond * 0.4 }).smallest)
+      }
+      smallest = Math.min(smallest, serve(limit, clock, { clients: 64, perSecond: 400, count: 4_000 }).smallest)
+      return smallest
+    }
+    assert.isAtMost(warming(0), 40, "without a warm-up the cold rate takes the limit down")
+    assert.isAtLeast(warming(DefaultLimitOptions.warmupMs), 64, "with it, no request of the 64 is ever shed")
+    // Overloaded from its first run at 60 a second: 64 in flight take 1.07 s each until the warm-up ends, then 0.5 s.
+    const limit = new AdaptiveLimit({ ...DefaultLimitOptions, initial: 64, loopBusy: () => 1 })
+    const clock = { now: 0 }
+    const early = serve(limit, clock, { clients: 100_000, perSecond: 60, count: 150 })
+    assert.strictEqual(early.smallest, 64, "2.5 s in: still warming up")
+    const late = serve(limit, clock, { clients: 100_000, perSecond: 60, count: 3_000 })
+    assert.isAtMost(limit.limit, 36)
+    assert.isAtMost(late.own, 1.15 * DefaultLimitOptions.budgetMs, "once warm, requests end within the budget")
   })
 
   it("never leaves its bounds, and does not grow while far fewer requests than it are in flight", () => {
