@@ -102,7 +102,8 @@ describe("the time budget (RUNS_TIME_BUDGET_MS)", () => {
     budgetMs: number,
     options: { readonly wave: number; readonly holdMs: number; readonly rounds: number; readonly warmupMs?: number }
   ) => {
-    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 1_024, budgetMs, ...(options.warmupMs === undefined ? {} : { warmupMs: options.warmupMs }), cors: makeCors([]) })
+    const warmup = options.warmupMs === undefined ? {} : { warmupMs: options.warmupMs }
+    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 1_024, budgetMs, ...warmup, cors: makeCors([]) })
     const server = createServer((request, response) => {
       if (guard.shed(request, response)) return
       request.resume()
