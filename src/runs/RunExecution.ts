@@ -7,7 +7,7 @@
  * under way the answer waits for it (it may store the run completed, and the caller then hears so). The work goes on
  * in its own fiber when the caller goes away, so every run is settled and every answered call billed.
  */
-import { Effect, Exit, FiberRef, Runtime } from "effect"
+import { Context, Effect, Exit, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
 import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type { AdmissionError, AdmittedRun, RunLedgerService, Settling } from "../ledger/RunLedger.js"
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
@@ -206,17 +206,12 @@ export interface RunRequestShape {
   readonly spec: RunSpec
 }
 
-/** What the run's own fiber takes from the request's: its span, request id and loggers, so its log lines read alike. */
-const requestFiberContext = Effect.all([
-  Effect.option(Effect.currentParentSpan),
-  FiberRef.get(CurrentRequestId),
-  FiberRef.get(FiberRef.currentLoggers)
-])
-
 /**
  * Executes a run in its own root fiber, which goes on (and settles the run) whatever happens to the caller; answers
  * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (see the module header). The
- * fiber runs under the request's span, and logs with the request's loggers and request id (`request_id`, `trace_id`).
+ * fiber runs under the request's span, and logs with the request's loggers and request id (`request_id`, `trace_id`):
+ * they are set in its fiber refs as it is made, not by `Effect.locally` and `withParentSpan` around its work (each of
+ * those is an uninterruptible acquire-use-release of some twenty steps of the runtime, on every run).
  */
 export const executeRun = (
   context: RunContext,
@@ -224,8 +219,19 @@ export const executeRun = (
   request: RunRequestShape,
   timing: RunTiming
 ): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.flatMap(requestFiberContext, ([parent, requestId, loggers]) =>
-    Effect.async<RunOutcome, WorkError>((resume) => {
+  Effect.withFiberRuntime<RunOutcome, WorkError>((caller) => {
+    const parent = Context.getOption(caller.currentContext, Tracer.ParentSpan)
+    const fiberContext = parent._tag === "Some" ? Context.add(runtime.context, Tracer.ParentSpan, parent.value) : runtime.context
+    // The fiber's refs are already forked as its own (Runtime.runFork): these three are set as its values.
+    const updateRefs = (refs: FiberRefs.FiberRefs, id: FiberId.Runtime) =>
+      FiberRefs.updateManyAs(refs, {
+        entries: [
+          [CurrentRequestId, [[id, caller.getFiberRef(CurrentRequestId)]]],
+          [FiberRef.currentLoggers, [[id, caller.getFiberRef(FiberRef.currentLoggers)]]],
+          [FiberRef.currentContext, [[id, fiberContext]]]
+        ]
+      })
+    return Effect.async<RunOutcome, WorkError>((resume) => {
       const race: Race = { answered: false, settling: undefined, calls: [] }
       let done = false
       const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
@@ -246,10 +252,6 @@ export const executeRun = (
         answer(Exit.fail(deadlineError()))
       }
       let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
-      const effect = work(context, race, request, timing).pipe(
-        Effect.locally(CurrentRequestId, requestId),
-        Effect.locally(FiberRef.currentLoggers, loggers)
-      )
-      const traced = parent._tag === "Some" ? Effect.withParentSpan(effect, parent.value) : effect
-      Runtime.runFork(runtime)(traced).addObserver(answer)
-    }))
+      Runtime.runFork(runtime)(work(context, race, request, timing), { updateRefs }).addObserver(answer)
+    })
+  })
