@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import { Authentication } from "../../schema/Auth.js"
 import { MissingCredentials } from "../../schema/Errors.js"
 import { CredentialVerifier } from "./CredentialVerifier.js"
+import { annotateSpan } from "../telemetry/SpanAttributes.js"
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined when there is none. */
 export const bearerToken = (header: string | undefined): string | undefined => {
@@ -32,7 +33,7 @@ export const AuthenticationLive = Layer.effect(
         const token = bearerToken(request.headers["authorization"])
         if (token === undefined) return yield* missing()
         const actor = yield* verifier.verify(token)
-        yield* Effect.annotateCurrentSpan("arbiter.organization_id", actor.organizationId)
+        yield* annotateSpan({ "arbiter.organization_id": actor.organizationId })
         return actor
       })
   }))

@@ -21,6 +21,7 @@ import {
   portalParams,
   translateEvent
 } from "./StripeTranslation.js"
+import { annotateSpan } from "../telemetry/SpanAttributes.js"
 
 /** How the adapter reaches Stripe; `apiHost`, `apiPort` and `apiProtocol` point it at a stand-in in tests. */
 export interface StripeProcessorOptions {
@@ -124,7 +125,7 @@ const chargeOffSession = ({ currency, stripe }: Transport, charge: OffSessionCha
     const outcome: ChargeOutcome = answer._tag === "Right"
       ? yield* outcomeOfIntent(answer.right)
       : yield* outcomeOfError(answer.left)
-    yield* Effect.annotateCurrentSpan("billing.charge_status", outcome.status)
+    yield* annotateSpan({ "billing.charge_status": outcome.status })
     return outcome
   }).pipe(Effect.withSpan("StripeProcessor.chargeOffSession", {
     attributes: { "billing.organization_id": charge.organizationId, "billing.amount_micros": charge.amountMicros }

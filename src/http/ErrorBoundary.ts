@@ -24,6 +24,7 @@ import { badBody, CurrentStyle, describeIssue, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
 import { hasBody, readBody } from "./RequestShape.js"
 import type { RouteTable } from "./RouteTable.js"
+import { annotateSpan } from "../telemetry/SpanAttributes.js"
 
 const knownTags = new Set<string>([
   ...ErrorClasses.map((cls) => cls._tag),
@@ -79,7 +80,7 @@ export const errorBoundary = (table: RouteTable, cors: Cors) => (app: HttpApp.De
     const headers = request.headers
     const requestId = requestIdFor(headers["x-request-id"])
     yield* FiberRef.set(CurrentRequestId, requestId)
-    yield* Effect.annotateCurrentSpan("http.request_id", requestId)
+    yield* annotateSpan({ "http.request_id": requestId })
     const query = request.url.indexOf("?")
     const path = query === -1 ? request.url : request.url.slice(0, query)
     // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both).

@@ -33,6 +33,7 @@ import { RouterRepo } from "./RouterRepo.js"
 import { checkSelectRequest, type SelectRequestError } from "./SelectRequest.js"
 import { decideSelection, type SelectionOutcome } from "./Selection.js"
 import { TaxonomyInvalid } from "./Taxonomy.js"
+import { annotateSpan } from "../telemetry/SpanAttributes.js"
 
 /** Prefix of the internal idempotency key of a request sent without one. */
 export const AUTO_KEY_PREFIX = "auto "
@@ -113,7 +114,7 @@ const make = Effect.gen(function*() {
             row.id,
             decideSelection({ data, request, run: row, decisionModel: config.decisionModelId })
           )
-        yield* Effect.annotateCurrentSpan({ "router.policy": request.policy, "router.replayed": replayed })
+        yield* annotateSpan({ "router.policy": request.policy, "router.replayed": replayed })
         return yield* present(outcome, replayed)
       }).pipe(Effect.withSpan("router.select")),
     models: Effect.succeed(models),

@@ -1,6 +1,7 @@
 /**
  * Tracing, with an in-memory exporter: a server span per request carrying the route, the status and the request id,
- * continuing the caller's W3C trace; a span per SQL statement inside it.
+ * continuing the caller's W3C trace; a span per SQL statement inside it; a run's own work (its model call) inside
+ * the request's trace.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -8,10 +9,17 @@ import { Effect, Layer } from "effect"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { tracingWith } from "../../src/telemetry/Telemetry.js"
 import { rawRequest } from "../support/RawHttp.js"
-import { TestServerLive } from "../support/TestServer.js"
+import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
+import { seedOrganization } from "../support/Seed.js"
+import { TestServerLive, TestServerWithUpstreamLive } from "../support/TestServer.js"
 
 const exporter = new InMemorySpanExporter()
 const TracedServer = TestServerLive().pipe(Layer.provide(tracingWith("arbiter-test", new SimpleSpanProcessor(exporter))))
+// Its own exporter: the first server's shutdown stops the one it was given.
+const runExporter = new InMemorySpanExporter()
+const TracedUpstreamServer = TestServerWithUpstreamLive().pipe(
+  Layer.provide(tracingWith("arbiter-test", new SimpleSpanProcessor(runExporter)))
+)
 
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const parentSpanId = "00f067aa0ba902b7"
@@ -57,6 +65,34 @@ layer(TracedServer, { excludeTestServices: true, timeout: "60 seconds" })("telem
         assert.notStrictEqual(server!.spanContext().traceId, traceId)
         assert.strictEqual(server!.attributes["http.response.status_code"], 404)
         assert.match(String(server!.attributes["http.request_id"]), /^req_/)
+      }))
+  })
+})
+
+layer(TracedUpstreamServer, { excludeTestServices: true, timeout: "60 seconds" })("telemetry of a run", (it) => {
+  describe("POST /v1/runs", () => {
+    it.effect("the run's model call is a span under the request's, and the request's span names the organization", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization()
+        runExporter.reset()
+        const res = yield* postRun(organization.secret, oneQuestion(), freshKey(), {
+          headers: { traceparent: `00-${traceId}-${parentSpanId}-01` }
+        })
+        assert.strictEqual(res.status, 200, res.text)
+        yield* Effect.sleep("50 millis")
+        const spans = runExporter.getFinishedSpans()
+        const server = spans.find((span) => span.name.startsWith("http.server"))
+        assert.isDefined(server, spans.map((span) => span.name).join(", "))
+        assert.strictEqual(server!.attributes["arbiter.organization_id"], organization.organizationId)
+        const call = spans.find((span) => span.name === "model.call")
+        assert.isDefined(call, spans.map((span) => span.name).join(", "))
+        assert.strictEqual(call!.spanContext().traceId, traceId)
+        assert.isNumber(call!.attributes["model.input_tokens"])
+        // The run's work runs in its own fiber: its spans still descend from the request's.
+        const parentOf = new Map(spans.map((span) => [span.spanContext().spanId, span.parentSpanContext?.spanId]))
+        let ancestor = call!.parentSpanContext?.spanId
+        while (ancestor !== undefined && ancestor !== server!.spanContext().spanId) ancestor = parentOf.get(ancestor)
+        assert.strictEqual(ancestor, server!.spanContext().spanId)
       }))
   })
 })
