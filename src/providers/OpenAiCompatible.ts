@@ -8,7 +8,7 @@
  * 413 or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Clock, Effect, Either, Layer, Redacted } from "effect"
+import { Clock, Effect, Either, Layer, Redacted, Schedule } from "effect"
 import {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -25,6 +25,7 @@ import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions } from "./ModelProvider.js"
 import { type AttemptFailure, type FailureKind, retryAfterMs, retrySchedule } from "./UpstreamRetry.js"
+import { annotateSpan } from "../telemetry/SpanAttributes.js"
 
 /** Settings of an OpenAI-compatible upstream. */
 export interface OpenAiCompatibleConfig {
@@ -190,7 +191,7 @@ const postAttempt = <A>(transport: Transport, call: CallContext<A>, ordinal: num
       retryAfter: Either.isRight(response) ? response.right.retryAfter : null
     })),
     Effect.tap(({ outcome }) =>
-      Effect.annotateCurrentSpan({
+      annotateSpan({
         "model.input_tokens": outcome._tag === "Billed" ? outcome.usage.inputTokens : 0,
         "model.output_tokens": outcome._tag === "Billed" ? outcome.usage.outputTokens : 0
       })
@@ -241,7 +242,22 @@ const callWithRetries = <A>(
         : Effect.void
     }))
   })
-  return Effect.retry(attempt, retrySchedule({ ...retry, deadline: call.deadline })).pipe(
+  // Effect.retry builds the schedule's driver (a ref, the iteration's metadata provided to each attempt) before the
+  // first attempt; almost every call needs none of it. The first attempt runs alone, and the driver is built once it
+  // failed: the same steps as Effect.retry's loop, fed the same failures.
+  const retryAfter = (first: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
+    first._tag !== "Retryable" ? Effect.fail(first) : Effect.flatMap(
+      Schedule.driver(retrySchedule({ ...retry, deadline: call.deadline })),
+      (driver) => {
+        const loop = (failure: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
+          Effect.matchEffect(driver.next(failure), {
+            onFailure: () => Effect.fail(failure),
+            onSuccess: () => Effect.catchAll(attempt, loop)
+          })
+        return loop(first)
+      }
+    )
+  return Effect.catchAll(attempt, retryAfter).pipe(
     Effect.mapError((failure) =>
       failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts)
     )
