@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import { Authentication } from "../../schema/Auth.js"
 import { MissingCredentials } from "../../schema/Errors.js"
 import { CredentialVerifier } from "./CredentialVerifier.js"
-import { annotateSpan } from "../telemetry/SpanAttributes.js"
+import { annotateSpan } from "../telemetry/Spans.js"
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined when there is none. */
 export const bearerToken = (header: string | undefined): string | undefined => {

@@ -21,7 +21,7 @@ import {
   portalParams,
   translateEvent
 } from "./StripeTranslation.js"
-import { annotateSpan } from "../telemetry/SpanAttributes.js"
+import { annotateSpan } from "../telemetry/Spans.js"
 
 /** How the adapter reaches Stripe; `apiHost`, `apiPort` and `apiProtocol` point it at a stand-in in tests. */
 export interface StripeProcessorOptions {

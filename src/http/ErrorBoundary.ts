@@ -24,7 +24,7 @@ import { badBody, CurrentStyle, describeIssue, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
 import { hasBody, readBody } from "./RequestShape.js"
 import type { RouteTable } from "./RouteTable.js"
-import { annotateSpan } from "../telemetry/SpanAttributes.js"
+import { annotateSpan } from "../telemetry/Spans.js"
 
 const knownTags = new Set<string>([
   ...ErrorClasses.map((cls) => cls._tag),

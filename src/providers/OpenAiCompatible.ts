@@ -25,7 +25,7 @@ import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions } from "./ModelProvider.js"
 import { type AttemptFailure, type FailureKind, retryAfterMs, retrySchedule } from "./UpstreamRetry.js"
-import { annotateSpan } from "../telemetry/SpanAttributes.js"
+import { annotateSpan, withTracedSpan } from "../telemetry/Spans.js"
 
 /** Settings of an OpenAI-compatible upstream. */
 export interface OpenAiCompatibleConfig {
@@ -196,7 +196,7 @@ const postAttempt = <A>(transport: Transport, call: CallContext<A>, ordinal: num
         "model.output_tokens": outcome._tag === "Billed" ? outcome.usage.outputTokens : 0
       })
     ),
-    Effect.withSpan("model.call", {
+    withTracedSpan("model.call", {
       attributes: {
         "model.provider": transport.identity.provider,
         "model.id": transport.identity.modelId,

@@ -33,7 +33,7 @@ import { RouterRepo } from "./RouterRepo.js"
 import { checkSelectRequest, type SelectRequestError } from "./SelectRequest.js"
 import { decideSelection, type SelectionOutcome } from "./Selection.js"
 import { TaxonomyInvalid } from "./Taxonomy.js"
-import { annotateSpan } from "../telemetry/SpanAttributes.js"
+import { annotateSpan, withTracedSpan } from "../telemetry/Spans.js"
 
 /** Prefix of the internal idempotency key of a request sent without one. */
 export const AUTO_KEY_PREFIX = "auto "
@@ -116,7 +116,7 @@ const make = Effect.gen(function*() {
           )
         yield* annotateSpan({ "router.policy": request.policy, "router.replayed": replayed })
         return yield* present(outcome, replayed)
-      }).pipe(Effect.withSpan("router.select")),
+      }).pipe(withTracedSpan("router.select")),
     models: Effect.succeed(models),
     taskTypes: Effect.succeed(taskTypes)
   })

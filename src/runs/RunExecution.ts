@@ -18,6 +18,8 @@ import { outputDigest } from "./Answers.js"
 import { callOccurred, type EngineError, type EngineResult, executeDecisionWith, type IndexedCall } from "./DecisionEngine.js"
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
+import { runId } from "./RunView.js"
+import { withTracedSpan } from "../telemetry/Spans.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
 export interface RunTiming {
@@ -168,7 +170,7 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
         holdTokens: spec.holdTokens,
         deadline: timing.started + spec.deadlineMs,
         keyId: request.keyId
-      }),
+      }).pipe(withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": request.organizationId } })),
       (ms) => (timing.admitMs = ms)
     )
     if (outcome._tag === "Replayed") return { row: outcome.run, replayed: true }
@@ -193,7 +195,12 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
       (ms) => (timing.upstreamMs = ms)
     )
     yield* early.stop
-    return yield* timed(settle(context, race, run, spec, engineEnd(context, run.pending.id, result)), (ms) => (timing.settleMs = ms))
+    return yield* timed(
+      settle(context, race, run, spec, engineEnd(context, run.pending.id, result)).pipe(
+        withTracedSpan("run.settle", { attributes: { "arbiter.run_id": runId(run.pending.id) } })
+      ),
+      (ms) => (timing.settleMs = ms)
+    )
   })
 
 /** A run to execute: its organization, origin, idempotency key and compiled spec. */

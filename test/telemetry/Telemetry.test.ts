@@ -71,7 +71,7 @@ layer(TracedServer, { excludeTestServices: true, timeout: "60 seconds" })("telem
 
 layer(TracedUpstreamServer, { excludeTestServices: true, timeout: "60 seconds" })("telemetry of a run", (it) => {
   describe("POST /v1/runs", () => {
-    it.effect("the run's model call is a span under the request's, and the request's span names the organization", () =>
+    it.effect("the run's admission, model call and settlement are spans under the request's, which names the organization", () =>
       Effect.gen(function*() {
         const organization = yield* seedOrganization()
         runExporter.reset()
@@ -88,11 +88,18 @@ layer(TracedUpstreamServer, { excludeTestServices: true, timeout: "60 seconds" }
         assert.isDefined(call, spans.map((span) => span.name).join(", "))
         assert.strictEqual(call!.spanContext().traceId, traceId)
         assert.isNumber(call!.attributes["model.input_tokens"])
-        // The run's work runs in its own fiber: its spans still descend from the request's.
+        // The run's work runs in its own fiber: its spans (admission, the call, settlement) still descend from the
+        // request's.
         const parentOf = new Map(spans.map((span) => [span.spanContext().spanId, span.parentSpanContext?.spanId]))
-        let ancestor = call!.parentSpanContext?.spanId
-        while (ancestor !== undefined && ancestor !== server!.spanContext().spanId) ancestor = parentOf.get(ancestor)
-        assert.strictEqual(ancestor, server!.spanContext().spanId)
+        const admit = spans.find((span) => span.name === "run.admit")
+        const settle = spans.find((span) => span.name === "run.settle")
+        assert.strictEqual(admit?.attributes["arbiter.organization_id"], organization.organizationId)
+        assert.strictEqual(settle?.attributes["arbiter.run_id"], res.json().run_id)
+        for (const span of [call!, admit!, settle!]) {
+          let ancestor = span.parentSpanContext?.spanId
+          while (ancestor !== undefined && ancestor !== server!.spanContext().spanId) ancestor = parentOf.get(ancestor)
+          assert.strictEqual(ancestor, server!.spanContext().spanId, span.name)
+        }
       }))
   })
 })
