@@ -10,7 +10,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Chunk, Context, Effect, Layer, LogLevel } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
-import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight } from "../telemetry/Metrics.js"
+import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
 import { acceptOnCopies, ListenBacklog, sharedAddress, type StopAccepting } from "./SharedPort.js"
@@ -28,10 +28,11 @@ export class ServerAddress extends Context.Tag("ServerAddress")<
 
 const NoLabels = labels({})
 
-/** The guard's in-flight count and limit as gauges, read before each scrape or push. */
+/** The guard's in-flight counts and limit as gauges, read before each scrape or push. */
 const guardGauges = (guard: OverloadGuard) =>
   addGaugeSampler(() => {
     runsInFlight.unsafeUpdate(guard.inFlight(), NoLabels)
+    runsUsingProcess.unsafeUpdate(guard.using(), NoLabels)
     runsConcurrencyLimit.unsafeUpdate(guard.limit(), NoLabels)
   })
 

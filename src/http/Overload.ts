@@ -2,9 +2,9 @@
  * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the
  * framework. When a process is offered more runs than it can serve, the surplus queues (in the process, then in the
  * socket before the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the
- * requests to those routes the process is serving and holds them under an adaptive limit (ConcurrencyLimit.ts: it
- * follows the service's own time per request against a budget, so it shrinks once the process is queueing, and never
- * exceeds `maxInFlight`); past it, or while the event loop lags more than `maxLagMs`, a new request is answered at
+ * requests to those routes the process is serving and holds those using it (not waiting on the upstream model:
+ * UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per request
+ * against a budget, so it shrinks once the process is queueing), and all of them under `maxInFlight`; past either, or while the event loop lags more than `maxLagMs`, a new request is answered at
  * once, before any parsing, credential check or database work: `503 no_route_available` with `Retry-After` (no route
  * can take the run now; nothing was stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers
  * like any answer. The shed answer costs a few microseconds, so the runs the service takes keep their deadlines.
@@ -17,6 +17,7 @@ import { count, httpRequestSeconds, httpRequests, labels, record, runs, shedRequ
 import { AdaptiveLimit, DefaultLimitOptions } from "./ConcurrencyLimit.js"
 import { requestIdFor } from "./RequestId.js"
 import { serverTimingValue } from "./ServerTiming.js"
+import { waitingOnUpstream } from "./UpstreamWaits.js"
 
 /** The routes whose requests may be shed (method and exact path). */
 const Shedable = new Set(["POST /v1/runs", "POST /v1/router/select"])
@@ -144,6 +145,8 @@ export interface OverloadGuard {
   readonly limit: () => number
   /** The shedable requests being served now. */
   readonly inFlight: () => number
+  /** Of them, those using the process (not waiting on the upstream model): what the adaptive limit holds. */
+  readonly using: () => number
 }
 
 /**
@@ -181,11 +184,14 @@ export const startOverloadGuard = (
       const now = performance.now()
       sampler?.asked(now)
       const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
-      const full = options.maxInFlight > 0 && inFlight >= limit.limit
+      // The limit holds the requests using the process, not those waiting on the upstream (UpstreamWaits.ts);
+      // RUNS_MAX_IN_FLIGHT holds them all.
+      const using = inFlight - waitingOnUpstream()
+      const full = options.maxInFlight > 0 && (inFlight >= options.maxInFlight || using >= limit.limit)
       if (!lagging && !full) {
         inFlight++
         const started = now
-        const at = inFlight
+        const at = using + 1
         response.once("close", () => {
           inFlight--
           if (options.maxInFlight > 0) {
@@ -215,6 +221,7 @@ export const startOverloadGuard = (
     },
     stop: () => sampler?.stop(),
     limit: () => limit.limit,
-    inFlight: () => inFlight
+    inFlight: () => inFlight,
+    using: () => inFlight - waitingOnUpstream()
   }
 }

@@ -20,6 +20,7 @@ import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
 import { runId } from "./RunView.js"
 import { withTracedSpan } from "../telemetry/Spans.js"
+import { enterUpstream, leaveUpstream } from "../http/UpstreamWaits.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
 export interface RunTiming {
@@ -143,6 +144,20 @@ const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void) 
     return Effect.ensuring(effect, Effect.sync(() => record(performance.now() - started)))
   })
 
+/**
+ * The upstream part, timed, and counted as waiting on the upstream for the overload guard while it lasts (the run's
+ * fiber is a root fiber nothing interrupts, so the count is left as surely as the time is recorded).
+ */
+const timedUpstream = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void) =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    enterUpstream()
+    return Effect.ensuring(effect, Effect.sync(() => {
+      leaveUpstream()
+      record(performance.now() - started)
+    }))
+  })
+
 /** Settles a run with its end (or the failure its caller was already told) and answers with what was stored. */
 const settle = (context: RunContext, race: Race, run: AdmittedRun, spec: RunSpec, finished: { end: RunEnd; error: EngineError | null }) =>
   Effect.gen(function*() {
@@ -181,7 +196,7 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
       return yield* new NoRouteAvailable({ message: "no route serves verdict runs yet" })
     }
     const early = context.recorder.forRun(request.organizationId)
-    const result = yield* timed(
+    const result = yield* timedUpstream(
       executeDecisionWith(context.provider, spec.plan, {
         state: spec.prompt,
         draws: spec.draws,

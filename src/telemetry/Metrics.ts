@@ -73,10 +73,14 @@ export const dbPoolWaiting = Metric.gauge("arbiter_db_pool_waiting_clients", {
   description: "Clients waiting for a connection of a database pool"
 })
 
-/** Run requests being served, and the overload guard's adaptive limit on them. */
+/** Run requests being served, and the overload guard's adaptive limit on those using the process. */
 export const runsInFlight = Metric.gauge("arbiter_runs_in_flight", { description: "Run requests being served" })
 export const runsConcurrencyLimit = Metric.gauge("arbiter_runs_concurrency_limit", {
-  description: "The overload guard's adaptive limit on run requests served at once"
+  description: "The overload guard's adaptive limit on run requests using the process at once"
+})
+/** Of the run requests being served, those using the process (not waiting on the upstream model). */
+export const runsUsingProcess = Metric.gauge("arbiter_runs_using_process", {
+  description: "Run requests being served and not waiting on the upstream model (what the adaptive limit holds)"
 })
 
 /** A series' labels, built once. */

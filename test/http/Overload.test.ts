@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { AdaptiveLimit, DefaultLimitOptions } from "../../src/http/ConcurrencyLimit.js"
 import { makeCors } from "../../src/http/Cors.js"
 import { ShedMessage, startOverloadGuard } from "../../src/http/Overload.js"
+import { enterUpstream, leaveUpstream, waitingOnUpstream } from "../../src/http/UpstreamWaits.js"
 import { call, codeOf } from "../support/Api.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
@@ -91,6 +92,70 @@ describe("the in-flight limit (RUNS_MAX_IN_FLIGHT)", () => {
     } finally {
       guard.stop()
       held.forEach((response) => response.end())
+      await new Promise((closed) => server.close(closed))
+    }
+  })
+})
+
+describe("requests waiting on the upstream model", () => {
+  it("do not count against the adaptive limit, which holds those using the process; RUNS_MAX_IN_FLIGHT holds all", async () => {
+    // The limit starts at 64 (the default); at most 100 in flight.
+    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 100, cors: makeCors([]) })
+    const held: Array<ServerResponse> = []
+    let entered = 0
+    let upstream = true
+    const server = createServer((request, response) => {
+      if (guard.shed(request, response)) return
+      request.resume()
+      // The handler's request now waits on the upstream model (as a run's upstream part does), or uses the process.
+      if (upstream) {
+        enterUpstream()
+        entered++
+      }
+      held.push(response)
+    })
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/runs`
+    const shed: Array<number> = []
+    const send = (count: number) =>
+      Array.from({ length: count }, () =>
+        fetch(url, { method: "POST", body: "{}" }).then((response) => {
+          if (response.status === 503) shed.push(503)
+          return response.status
+        }))
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((wake) => setTimeout(wake, 5))
+    }
+    const release = () => {
+      for (; entered > 0; entered--) leaveUpstream()
+      held.splice(0).forEach((response) => response.end("ok"))
+    }
+    const before = waitingOnUpstream()
+    try {
+      const waiting = send(90)
+      await until(() => held.length + shed.length === 90)
+      assert.strictEqual(shed.length, 0, "90 waiting on the upstream, past the limit of 64: none shed")
+      assert.strictEqual(guard.inFlight(), 90)
+      assert.strictEqual(guard.using(), 0)
+      const more = send(20)
+      await until(() => held.length + shed.length === 110)
+      assert.strictEqual(held.length, 100, "RUNS_MAX_IN_FLIGHT counts every request")
+      assert.strictEqual(shed.length, 10)
+      release()
+      assert.deepStrictEqual(new Set([...await Promise.all(waiting), ...await Promise.all(more)]), new Set([200, 503]))
+      assert.strictEqual(waitingOnUpstream(), before)
+
+      upstream = false
+      shed.length = 0
+      const using = send(80)
+      await until(() => held.length + shed.length === 80)
+      assert.strictEqual(held.length, 64, "requests using the process are held to the limit")
+      assert.strictEqual(shed.length, 16)
+      release()
+      await Promise.all(using)
+    } finally {
+      release()
+      guard.stop()
       await new Promise((closed) => server.close(closed))
     }
   })

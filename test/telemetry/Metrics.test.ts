@@ -69,7 +69,9 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
         assert.strictEqual((yield* postRun(broke.secret, oneQuestion())).status, 402)
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), null)).status, 400)
-        const added = growth(before, yield* scrape)
+        const after = yield* scrape
+        assert.strictEqual(sample(after, "arbiter_runs_using_process", ""), 0, "each run's wait on the upstream ended")
+        const added = growth(before, after)
         const runs = (labels: string) => added("arbiter_runs_total", labels)
         assert.strictEqual(runs(`route="/v1/runs",outcome="completed",code="none"`), 1)
         assert.strictEqual(runs(`route="/v1/runs",outcome="replayed",code="none"`), 1)
@@ -89,6 +91,7 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         assert.isDefined(sample(text, "arbiter_db_pool_idle_connections", `pool="main"`))
         assert.strictEqual(sample(text, "arbiter_db_pool_waiting_clients", `pool="main"`), 0)
         assert.isDefined(sample(text, "arbiter_runs_concurrency_limit", ""))
+        assert.isDefined(sample(text, "arbiter_runs_using_process", ""))
       }))
   })
 

@@ -1,0 +1,24 @@
+/**
+ * How many of this process's requests are waiting on the upstream model now. The overload guard (Overload.ts) holds
+ * the requests *using* the process (in flight, less these) under its adaptive limit: the limit follows each request's
+ * own time, its time less the upstream's, and by Little's law the completion rate times that budget is the number of
+ * requests in their own time at once, not of requests in flight. Counting those that wait on the upstream against
+ * it shed runs the process had room for whenever the model was slow (with a 3 s model, a limit of 200 held a process
+ * that completes 400 runs a second to 67), and raised the limit while they waited (their own time tiny, the limit
+ * reached), so a sudden wave of fast runs was all taken at once and answered late.
+ */
+
+let waiting = 0
+
+/** A request starts waiting on the upstream model (the upstream part of its `Server-Timing`). */
+export const enterUpstream = (): void => {
+  waiting++
+}
+
+/** It stops waiting (however the wait ended). */
+export const leaveUpstream = (): void => {
+  waiting--
+}
+
+/** The requests waiting on the upstream model now. */
+export const waitingOnUpstream = (): number => waiting
