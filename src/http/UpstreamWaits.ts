@@ -3,9 +3,10 @@
  * the requests *using* the process (in flight, less these) under its adaptive limit: the limit follows each request's
  * own time, its time less the upstream's, and by Little's law the completion rate times that budget is the number of
  * requests in their own time at once, not of requests in flight. Counting those that wait on the upstream against
- * it shed runs the process had room for whenever the model was slow (with a 3 s model, a limit of 200 held a process
- * that completes 400 runs a second to 67), and raised the limit while they waited (their own time tiny, the limit
- * reached), so a sudden wave of fast runs was all taken at once and answered late.
+ * it would shed runs the process has room for whenever the model is slow (behind a 3 s model, a saturated process
+ * completing 400 runs a second would get a limit of 200 in flight, that is 67 runs a second), and it raised the limit
+ * while they waited (their own time tiny, the limit reached), so a later wave of fast runs was taken all at once and
+ * answered late (the first wave of `npm run bench:runs`'s overload row, after its burst of runs held on the model).
  */
 
 let waiting = 0
