@@ -136,6 +136,24 @@ const countShed = (key: string, lagging: boolean): void => {
   count(runs, series.run)
 }
 
+/** Answers a shed request at once: `503 no_route_available` with `Retry-After`, its request id, timing and CORS. */
+const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Cors): void => {
+  const started = { started: Date.now(), startedPrecise: performance.now() }
+  const header = request.headers["x-request-id"]
+  const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
+  const body = JSON.stringify({ error: { code: "no_route_available", message: ShedMessage, request_id: requestId } })
+  response.writeHead(503, {
+    ...cors.responseHeaders(request.headers.origin),
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "retry-after": String(ShedRetryAfterSeconds),
+    "x-request-id": requestId,
+    "server-timing": serverTimingValue(started)
+  })
+  response.end(body)
+  request.resume()
+}
+
 /** A running guard. */
 export interface OverloadGuard {
   /** Answers the request when it must be shed; false when the service should handle it. */
@@ -202,21 +220,7 @@ export const startOverloadGuard = (
         return false
       }
       countShed(key, lagging)
-      const started = { started: Date.now(), startedPrecise: performance.now() }
-      const header = request.headers["x-request-id"]
-      const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
-      const body = JSON.stringify({ error: { code: "no_route_available", message: ShedMessage, request_id: requestId } })
-      const origin = request.headers.origin
-      response.writeHead(503, {
-        ...options.cors.responseHeaders(origin),
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body),
-        "retry-after": String(ShedRetryAfterSeconds),
-        "x-request-id": requestId,
-        "server-timing": serverTimingValue(started)
-      })
-      response.end(body)
-      request.resume()
+      answerShed(request, response, options.cors)
       return true
     },
     stop: () => sampler?.stop(),
