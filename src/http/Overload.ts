@@ -1,15 +1,16 @@
 /**
- * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the
- * framework. When a process is offered more runs than it can serve, the surplus queues (in the process, then in the
- * socket before the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the
- * requests to those routes the process is serving and holds those using it (not waiting on the upstream model:
- * UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per request
- * against a budget, so it shrinks once the process is queueing), and all of them under `maxInFlight`; past either, or while the event loop lags more than `maxLagMs`, a new request is answered at
- * once, before any parsing, credential check or database work: `503 no_route_available` with `Retry-After` (no route
- * can take the run now; nothing was stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers
- * like any answer. The shed answer costs a few microseconds, so the runs the service takes keep their deadlines.
- * Other routes are never shed. A shed request is counted (`arbiter_http_shed_total` by reason, and as a 503 in the
- * request and run metrics) but not access-logged: shedding exists to spend nothing on it.
+ * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the framework.
+ * When a process is offered more runs than it can serve, the surplus queues (in the process, then in the socket before
+ * the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the requests to
+ * those routes the process is serving and holds those using it (not waiting on the upstream model: UpstreamWaits.ts)
+ * under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per request against a budget, so it
+ * shrinks once the process is queueing), and all of them under `maxInFlight`; past either, or while the event loop lags
+ * more than `maxLagMs`, a new request is answered at once, before any parsing, credential check or database work: `503
+ * no_route_available` with `Retry-After` (no route can take the run now; nothing was stored, so nothing is charged),
+ * `x-request-id`, `Server-Timing` and CORS headers like any answer. The shed answer costs a few microseconds, so the
+ * runs the service takes keep their deadlines. Other routes are never shed. A shed request is counted
+ * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
+ * exists to spend nothing on it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"

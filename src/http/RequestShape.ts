@@ -22,6 +22,12 @@ export const hasBody = (headers: HttpServerRequest.HttpServerRequest["headers"])
   headers["transfer-encoding"] !== undefined ||
   (headers["content-length"] !== undefined && headers["content-length"] !== "0")
 
+/** The request declares a body longer than `limit` (refused before reading it). */
+const declaresMoreThan = (request: HttpServerRequest.HttpServerRequest, limit: number): boolean => {
+  const length = request.headers["content-length"]
+  return length !== undefined && Number(length) > limit
+}
+
 const isOverLimit = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "cause" in cause && cause.cause instanceof Error &&
   cause.cause.message === "maxBytes exceeded"
@@ -43,8 +49,7 @@ export const readBody = (
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
 ) =>
   Effect.gen(function*() {
-    const length = request.headers["content-length"]
-    if (length !== undefined && Number(length) > info.bodyLimit) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
+    if (declaresMoreThan(request, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
     drainOnDestroy(request)
     return yield* request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(info.bodyLimit)),
@@ -58,17 +63,18 @@ export const readBody = (
 const OverLimit = Symbol("OverLimit")
 
 /**
- * Reads a JSON payload's body as text under a limit, straight from the Node request: the platform's `request.text`
- * (a cached effect run in a fiber of its own, a stream read inside an acquire-use-release, a provided limit) took
- * some fifty steps of the runtime on every run for the same few kilobytes. Over the limit the rest of the body is
- * drained, not read, so the connection stays up for the 413; the bytes are counted as they arrive. The text is
- * handed to the view below, so nothing reads the consumed stream again.
+ * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
+ * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
+ * own, a stream read inside an acquire-use-release, a provided limit) took some fifty steps of the runtime on every
+ * run for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
+ * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
+ * consumed stream again (`readBody` stays for bodies another reader may read after it).
  */
 const readPayloadText = (
   request: HttpServerRequest.HttpServerRequest,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
 ) =>
-  Effect.flatMap(
+  declaresMoreThan(request, info.bodyLimit) ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.flatMap(
     Effect.async<string | typeof OverLimit, never>((resume) => {
       const raw = NodeHttpServerRequest.toIncomingMessage(request)
       const chunks: Array<Buffer> = []
@@ -140,14 +146,9 @@ const checkShape = (table: RouteTable) =>
     let seen = request
     if (info.hasPayload) {
       if (!isJsonContentType(request.headers["content-type"])) {
-        const length = request.headers["content-length"]
-        if (length !== undefined && Number(length) > info.bodyLimit) {
-          return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
-        }
+        if (declaresMoreThan(request, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
         return yield* wrongContentType(style)
       }
-      const length = request.headers["content-length"]
-      if (length !== undefined && Number(length) > info.bodyLimit) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
       const text = yield* readPayloadText(request, info)
       const body = parseJsonBody(text)
       if (body._tag === "Malformed") return yield* notJson(style, body.detail)

@@ -8,7 +8,7 @@
  * 413 or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Clock, Effect, Either, Layer, Redacted, Schedule } from "effect"
+import { Clock, Effect, Either, Layer, Redacted } from "effect"
 import {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -24,7 +24,7 @@ import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest 
 import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions } from "./ModelProvider.js"
-import { type AttemptFailure, type FailureKind, retryAfterMs, retrySchedule } from "./UpstreamRetry.js"
+import { type AttemptFailure, type FailureKind, retryAfterMs, retrying } from "./UpstreamRetry.js"
 import { annotateSpan, withTracedSpan } from "../telemetry/Spans.js"
 
 /** Settings of an OpenAI-compatible upstream. */
@@ -242,22 +242,7 @@ const callWithRetries = <A>(
         : Effect.void
     }))
   })
-  // Effect.retry builds the schedule's driver (a ref, the iteration's metadata provided to each attempt) before the
-  // first attempt; almost every call needs none of it. The first attempt runs alone, and the driver is built once it
-  // failed: the same steps as Effect.retry's loop, fed the same failures.
-  const retryAfter = (first: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
-    first._tag !== "Retryable" ? Effect.fail(first) : Effect.flatMap(
-      Schedule.driver(retrySchedule({ ...retry, deadline: call.deadline })),
-      (driver) => {
-        const loop = (failure: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
-          Effect.matchEffect(driver.next(failure), {
-            onFailure: () => Effect.fail(failure),
-            onSuccess: () => Effect.catchAll(attempt, loop)
-          })
-        return loop(first)
-      }
-    )
-  return Effect.catchAll(attempt, retryAfter).pipe(
+  return retrying(attempt, { ...retry, deadline: call.deadline }).pipe(
     Effect.mapError((failure) =>
       failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts)
     )

@@ -138,22 +138,17 @@ const settledRow = (run: AdmittedRun, spec: RunSpec, end: RunEnd, settledAt: Dat
   settled_at: end.state === "pending" ? null : settledAt
 })
 
-const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void) =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    return Effect.ensuring(effect, Effect.sync(() => record(performance.now() - started)))
-  })
-
 /**
- * The upstream part, timed, and counted as waiting on the upstream for the overload guard while it lasts (the run's
- * fiber is a root fiber nothing interrupts, so the count is left as surely as the time is recorded).
+ * Times a part of the run; the upstream part is also counted as waiting on the upstream for the overload guard
+ * while it lasts (the run's fiber is a root fiber nothing interrupts, so the count is left as surely as the time is
+ * recorded).
  */
-const timedUpstream = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void) =>
+const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void, upstream = false) =>
   Effect.suspend(() => {
     const started = performance.now()
-    enterUpstream()
+    if (upstream) enterUpstream()
     return Effect.ensuring(effect, Effect.sync(() => {
-      leaveUpstream()
+      if (upstream) leaveUpstream()
       record(performance.now() - started)
     }))
   })
@@ -196,7 +191,7 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
       return yield* new NoRouteAvailable({ message: "no route serves verdict runs yet" })
     }
     const early = context.recorder.forRun(request.organizationId)
-    const result = yield* timedUpstream(
+    const result = yield* timed(
       executeDecisionWith(context.provider, spec.plan, {
         state: spec.prompt,
         draws: spec.draws,
@@ -207,7 +202,8 @@ const work = (context: RunContext, race: Race, request: RunRequestShape, timing:
         maxOutputTokens: spec.maxOutputTokens,
         onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls))
       }),
-      (ms) => (timing.upstreamMs = ms)
+      (ms) => (timing.upstreamMs = ms),
+      true
     )
     yield* early.stop
     return yield* timed(
