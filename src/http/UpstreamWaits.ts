@@ -5,8 +5,8 @@
  * requests in their own time at once, not of requests in flight. Counting those that wait on the upstream against
  * it would shed runs the process has room for whenever the model is slow (behind a 3 s model, a saturated process
  * completing 400 runs a second would get a limit of 200 in flight, that is 67 runs a second), and it raised the limit
- * while they waited (their own time tiny, the limit reached), so a later wave of fast runs was taken all at once and
- * answered late (the first wave of `npm run bench:runs`'s overload row, after its burst of runs held on the model).
+ * while they waited (their own time tiny, the limit reached) for whatever wave of fast runs came next. (The first
+ * wave of `npm run bench:runs`'s overload row is still answered late in some runs: README, bench figures.)
  */
 
 let waiting = 0
