@@ -13,7 +13,8 @@ import { Effect } from "effect"
 import type pg from "pg"
 import { captureStatement, usageTransaction } from "./CreditStore.js"
 import type { LeaseRow } from "./Escrow.js"
-import { query, type Statement, transaction } from "./LedgerSql.js"
+import type { Statement } from "./LedgerSql.js"
+import { inOneTransaction } from "./OneRoundTrip.js"
 import { settleOnKeysStatement } from "./KeyAccounts.js"
 import { commitStatement } from "./QuotaLedger.js"
 import { type LedgerCall, ledgerRows, type RunOrigin } from "./RunRecord.js"
@@ -222,7 +223,18 @@ const inputRow = (input: SettlementInput) => ({
   key_id: input.keyId
 })
 
-/** Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous). */
+/** The settlement statement's one row. */
+interface SettledRow {
+  readonly settled: ReadonlyArray<string> | null
+  readonly recreated: ReadonlyArray<string> | null
+  readonly leases: ReadonlyArray<LeaseRow> | null
+  readonly accounts: BatchResult["accounts"] | null
+}
+
+/**
+ * Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous): the accounts' locks and the
+ * settlement statement, in one round trip (OneRoundTrip.ts).
+ */
 export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>): Effect.Effect<BatchResult, SqlError> =>
   Effect.suspend(() => {
     const now = new Date()
@@ -231,20 +243,19 @@ export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>
     const keys = [...new Set(batch.flatMap((input) => (input.keyId === null ? [] : [input.keyId])))]
     const runs = JSON.stringify(batch.map(inputRow))
     const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
-    return transaction(pool, (client) =>
-      Effect.gen(function*() {
-        yield* query(client, lockAccounts, [organizations, keys])
-        const [row] = yield* query<{
-          settled: ReadonlyArray<string> | null
-          recreated: ReadonlyArray<string> | null
-          leases: ReadonlyArray<LeaseRow> | null
-          accounts: BatchResult["accounts"] | null
-        }>(client, settleStatement, [runs, calls, usage.id, usage.description, now.toISOString()])
+    return Effect.map(
+      inOneTransaction(pool, [
+        { statement: lockAccounts, values: [organizations, keys] },
+        { statement: settleStatement, values: [runs, calls, usage.id, usage.description, now.toISOString()] }
+      ]),
+      ([, rows]) => {
+        const row = rows?.[0] as SettledRow | undefined
         return {
           settled: new Set([...(row?.settled ?? []), ...(row?.recreated ?? [])]),
           leases: row?.leases ?? [],
           accounts: row?.accounts ?? [],
           settledAt: now
         }
-      }))
+      }
+    )
   })

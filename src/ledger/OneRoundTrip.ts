@@ -1,0 +1,136 @@
+/**
+ * Several named statements as one transaction in one round trip. PostgreSQL's extended protocol runs every statement
+ * sent before a `Sync` in one implicit transaction, committed at the `Sync` (rolled back if any statement fails, the
+ * rest skipped), each statement with a snapshot of its own (READ COMMITTED), as if they were sent one by one between
+ * `BEGIN` and `COMMIT`. Sending them at once saves three round trips (`BEGIN`, a statement, `COMMIT`); at one run
+ * in flight each round trip wakes PostgreSQL and then the service.
+ *
+ * `pg` ends each statement with its own `Sync`, so a query of this module's own (`pg.Query` with its `prepare` step
+ * replaced) writes them. It binds only statements the connection has prepared already: a connection that has not
+ * (a new one) runs them the usual way, between `BEGIN` and `COMMIT`, which prepares them for the next time. The
+ * embedded database (no named statements) always goes the usual way.
+ */
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import pg from "pg"
+import { prepareValue } from "pg/lib/utils.js"
+import { namedStatementsAllowed } from "../db/PgPool.js"
+import { query, type Statement } from "./LedgerSql.js"
+
+/** A statement with its values. */
+export interface Step {
+  readonly statement: Statement
+  readonly values: ReadonlyArray<unknown>
+}
+
+/** The part of `pg`'s connection this module uses (internal to `pg`, not in its type declarations). */
+interface Wire {
+  readonly parsedStatements: Record<string, string | undefined>
+  bind(config: { portal: string; statement: string; values: ReadonlyArray<string | Buffer | null> }): void
+  describe(config: { type: "P"; name: string }): void
+  execute(config: { portal: string; rows: number }): void
+  sync(): void
+}
+
+/** What `pg.Query` hands its callback: a result, or one per statement when there are several. */
+interface ResultLike {
+  readonly rows: ReadonlyArray<unknown>
+}
+
+type Bound = ReadonlyArray<{ readonly name: string; readonly values: ReadonlyArray<string | Buffer | null> }>
+
+/** A `pg.Query` that writes each step's Bind, Describe and Execute, then one Sync. */
+class StepsQuery extends pg.Query {
+  constructor(
+    private readonly steps: Bound,
+    text: string,
+    callback: (error: Error | undefined, result: ResultLike | ReadonlyArray<ResultLike>) => void
+  ) {
+    super({ text, queryMode: "extended" } as pg.QueryConfig, callback as never)
+  }
+
+  /** Takes the place of `pg.Query`'s own step (called by its `submit`, between the stream's cork and uncork). */
+  prepare(connection: Wire): void {
+    for (const step of this.steps) {
+      connection.bind({ portal: "", statement: step.name, values: step.values })
+      connection.describe({ type: "P", name: "" })
+      connection.execute({ portal: "", rows: 0 })
+    }
+    connection.sync()
+  }
+}
+
+/** Whether every step can be bound on this connection without preparing it first. */
+const preparedOn = (client: pg.PoolClient, steps: ReadonlyArray<Step>) => {
+  if (!namedStatementsAllowed.has(client)) return false
+  const parsed = (client as unknown as { readonly connection: Wire }).connection.parsedStatements
+  return steps.every((step) => parsed[step.statement.name] === step.statement.text)
+}
+
+const failure = (steps: ReadonlyArray<Step>, cause: unknown) =>
+  new SqlError({ cause, message: `ledger statements ${steps.map((step) => step.statement.name).join(", ")} failed` })
+
+/** The rows of each step, in order. */
+const rowsOf = (result: ResultLike | ReadonlyArray<ResultLike>, count: number) => {
+  const results: ReadonlyArray<ResultLike> = Array.isArray(result) ? result : [result as ResultLike]
+  if (results.length !== count) throw new Error(`${count} statements answered ${results.length} results`)
+  return results.map((each) => each.rows)
+}
+
+/** The steps in one round trip (values mapped as `pg` maps them, before anything is written). */
+const sendSteps = (client: pg.PoolClient, steps: ReadonlyArray<Step>) =>
+  Effect.async<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>((resume) => {
+    let bound: Bound
+    try {
+      bound = steps.map((step) => ({ name: step.statement.name, values: step.values.map(prepareValue) }))
+    } catch (cause) {
+      resume(Effect.fail(failure(steps, cause)))
+      return
+    }
+    client.query(new StepsQuery(bound, steps[0]!.statement.text, (error, result) => {
+      if (error) return resume(Effect.fail(failure(steps, error)))
+      try {
+        resume(Effect.succeed(rowsOf(result, steps.length)))
+      } catch (cause) {
+        resume(Effect.fail(failure(steps, cause)))
+      }
+    }))
+  })
+
+/** The steps one by one between `BEGIN` and `COMMIT` (which prepares them on this connection). */
+const stepByStep = (client: pg.PoolClient, steps: ReadonlyArray<Step>) =>
+  Effect.tryPromise({ try: () => client.query("BEGIN"), catch: (cause) => failure(steps, cause) }).pipe(
+    Effect.zipRight(Effect.forEach(steps, (step) => query(client, step.statement, step.values))),
+    Effect.zipLeft(Effect.tryPromise({ try: () => client.query("COMMIT"), catch: (cause) => failure(steps, cause) }))
+  )
+
+/** A checked-out connection whose link dies between queries emits an error no query hears: it must not crash us. */
+const ignoreIdleError = () => {}
+
+/**
+ * Runs `steps` in order as one transaction on a connection of `pool` (in one round trip where the connection has
+ * prepared them all) and gives the rows of each, in order. A failure rolls them all back: the one round trip's at its
+ * `Sync`, after which the connection is closed rather than returned (a late answer must not reach its next user);
+ * the usual way's with `ROLLBACK`, as `transaction` does (the embedded database's connections share one session).
+ */
+export const inOneTransaction = (
+  pool: pg.Pool,
+  steps: ReadonlyArray<Step>
+): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
+  Effect.acquireUseRelease(
+    Effect.tryPromise({
+      try: () =>
+        pool.connect().then((client) => ({ client: client.on("error", ignoreIdleError), oneTrip: preparedOn(client, steps) })),
+      catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
+    }),
+    ({ client, oneTrip }) => (oneTrip ? sendSteps(client, steps) : stepByStep(client, steps)),
+    ({ client, oneTrip }, exit) => {
+      const release = (destroy: boolean) => {
+        client.off("error", ignoreIdleError)
+        client.release(destroy)
+      }
+      if (exit._tag === "Success") return Effect.sync(() => release(false))
+      if (oneTrip) return Effect.sync(() => release(true))
+      return Effect.promise(() => client.query("ROLLBACK").then(() => release(false), () => release(true)))
+    }
+  )
