@@ -9,7 +9,7 @@
  * when a process dies.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Exit, Layer, Runtime, Schedule } from "effect"
+import { Context, Deferred, Effect, Exit, FiberId, Layer, Runtime, Schedule } from "effect"
 import {
   DatabaseUnavailable,
   DeadlineExceeded,
@@ -214,19 +214,28 @@ interface LedgerParts {
 
 const unavailable = (error: SqlError) => unavailableOrDie(error)
 
-/** Tops an organization's slice up in the background when it runs low (one grant at a time per organization). */
+/**
+ * Tops an organization's slice up in the background when it runs low (one grant at a time per organization); gives
+ * the grant under way for the organization, if any, done once it has committed or failed.
+ */
 const topUpWith = ({ escrow, fork, holder, pools }: LedgerParts) => {
-  const toppingUp = new Set<string>()
-  return (organizationId: string, period: string, ceiling: number) => {
-    if (toppingUp.has(organizationId) || !escrow.wantsTopUp(organizationId, period, ceiling)) return
-    toppingUp.add(organizationId)
+  const granting = new Map<string, Deferred.Deferred<void>>()
+  return (organizationId: string, period: string, ceiling: number): Deferred.Deferred<void> | undefined => {
+    const underWay = granting.get(organizationId)
+    if (underWay !== undefined || !escrow.wantsTopUp(organizationId, period, ceiling)) return underWay
+    const done = Deferred.unsafeMake<void>(FiberId.none)
+    granting.set(organizationId, done)
     fork(
       grantLease(pools.main, holder.id(), organizationId, period, escrow.target(organizationId, ceiling)).pipe(
         Effect.tap((lease) => Effect.sync(() => lease !== undefined && escrow.observe(lease))),
         Effect.catchAll((error) => Effect.logWarning("could not top up a lease", error.message)),
-        Effect.ensuring(Effect.sync(() => toppingUp.delete(organizationId)))
+        Effect.ensuring(Effect.sync(() => {
+          granting.delete(organizationId)
+          Deferred.unsafeDone(done, Exit.void)
+        }))
       )
     )
+    return done
   }
 }
 
@@ -332,8 +341,18 @@ const admitWith = (parts: LedgerParts): RunLedgerService["admit"] => {
       // its limits in the plain batch (which stores no run of a key with limits) and goes the exact way.
       const keyed = request.keyId !== null && limitedKeys.has(request.keyId, now)
       const reservation = escrow.reserve(request.organizationId, run.period, needs)
-      topUp(request.organizationId, run.period, request.holdMicros)
-      return reservation === undefined ? exact(run) : fast(run, reservation, keyed)
+      const grant = topUp(request.organizationId, run.period, request.holdMicros)
+      if (reservation !== undefined) return fast(run, reservation, keyed)
+      if (grant === undefined) return exact(run)
+      // A grant for the organization is under way: it serves every run waiting for it, where each would otherwise
+      // take the organization's lock in an exact admission of its own (a burst on organizations without slices).
+      return Effect.zipRight(
+        Deferred.await(grant),
+        Effect.suspend(() => {
+          const granted = escrow.reserve(request.organizationId, run.period, needs)
+          return granted === undefined ? exact(run) : fast(run, granted, keyed)
+        })
+      )
     })
 }
 

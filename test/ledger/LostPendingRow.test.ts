@@ -1,8 +1,9 @@
 /**
  * A run whose pending row was lost (its admission commits asynchronously: a PostgreSQL crash may drop the last few
  * hundred milliseconds of them; docs/ledger.md, crash analysis, case 1): its settlement finds no row and stores the
- * run again, settled, with its call billed once, holding nothing. The test removes the row while the upstream holds
- * the run's call (the run was admitted the exact way, its hold outside any lease, so the row is all a crash loses).
+ * run again, settled, with its call billed once, holding nothing. The test removes what the run's admission wrote
+ * while the upstream holds its call: the row and, when the run was admitted against a lease (the organization's first
+ * run waits for the lease granted for it), the lease's held increase, which the same transaction made.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
@@ -24,9 +25,19 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         const key = freshKey()
         yield* upstream.hold
         const run = yield* Effect.fork(postRun(organization.secret, oneQuestion(), key))
-        // The run is stored pending and its call waits at the upstream: remove the row, as a crash would.
-        const removed = yield* sql<{ id: string }>`DELETE FROM runs
-          WHERE organization_id = ${organization.organizationId} AND idempotency_key = ${key} RETURNING id::text`.pipe(
+        // The run is stored pending and its call waits at the upstream: remove what its admission wrote, as a crash
+        // would (one transaction: the row and, when a lease covered it, the lease's held increase).
+        const removed = yield* sql<{ id: string }>`WITH gone AS (
+            DELETE FROM runs WHERE organization_id = ${organization.organizationId} AND idempotency_key = ${key}
+            RETURNING id, lease_id, hold_micros, hold_tokens, hold_credit
+          ), unheld AS (
+            UPDATE ledger_leases l SET
+              credit_held = l.credit_held - CASE WHEN g.hold_credit THEN g.hold_micros ELSE 0 END,
+              spend_held = l.spend_held - CASE WHEN l.spend_limited THEN g.hold_micros ELSE 0 END,
+              tokens_held = l.tokens_held - CASE WHEN l.tokens_limited THEN g.hold_tokens ELSE 0 END
+            FROM gone g WHERE l.id = g.lease_id RETURNING l.id
+          )
+          SELECT id::text FROM gone`.pipe(
           Effect.filterOrFail((rows) => rows.length === 1),
           Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
         )
