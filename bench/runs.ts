@@ -200,6 +200,11 @@ const main = async () => {
     }))
     console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}${shedText()}`)
     console.log(`              late by status: ${Object.entries(overload.lateByStatus).map(([s, c]) => `${s}x${c}`).join(" ") || "none"}; the late answers' own Server-Timing total p50 ${fmt(overload.lateServerTotal.p50)} ms, max ${fmt(overload.lateServerTotal.max)} ms`)
+    if (overload.late > 0) {
+      const parts = Object.entries(overload.lateServerParts).filter(([name]) => name !== "total")
+        .map(([name, part]) => `${name} p50 ${fmt(part.p50)} max ${fmt(part.max)}`).join(" | ")
+      console.log(`              the late answers' parts: ${parts}; sent ${fmt(overload.lateSentAt.first, 0)} to ${fmt(overload.lateSentAt.last, 0)} ms into the row`)
+    }
     console.log(`              the load generator (same machine): ${overload.connections} connections opened, its own event-loop delay p99 ${fmt(overload.generatorLag.p99)} ms, max ${fmt(overload.generatorLag.max)} ms`)
 
     await new Promise((wake) => setTimeout(wake, 3_000))

@@ -163,6 +163,10 @@ export interface OpenLoopResult {
    * requests waited before the service read them; as large, they waited inside it.
    */
   readonly lateServerTotal: { readonly p50: number; readonly max: number }
+  /** The late answers' `Server-Timing` parts (ms, p50 and max by part): where in the service they waited. */
+  readonly lateServerParts: Record<string, { readonly p50: number; readonly max: number }>
+  /** When the late requests were sent (ms after the first, first and last): a first wave, or all along. */
+  readonly lateSentAt: { readonly first: number; readonly last: number }
 }
 
 /**
@@ -191,6 +195,7 @@ export const runOpenLoop = async (options: {
   const lateByStatus = new Map<number, number>()
   const lateTimings = new Map<string, Array<number>>()
   let errors = 0
+  const lateSentAt = { first: Infinity, last: -Infinity }
   const pending: Array<Promise<void>> = []
   const started = performance.now()
   const total = Math.round(options.ratePerSecond * options.seconds)
@@ -198,6 +203,7 @@ export const runOpenLoop = async (options: {
     const due = started + (index * 1000) / options.ratePerSecond
     const wait = due - performance.now()
     if (wait > 1) await new Promise((wake) => setTimeout(wake, wait))
+    const sentAt = performance.now() - started
     pending.push(
       sendOne(agent, baseUrl, options.request).then(
         (result) => {
@@ -206,6 +212,8 @@ export const runOpenLoop = async (options: {
           if (result.ms > options.lateAfterMs) {
             lateByStatus.set(result.status, (lateByStatus.get(result.status) ?? 0) + 1)
             parseServerTiming(result.timing, lateTimings)
+            lateSentAt.first = Math.min(lateSentAt.first, sentAt)
+            lateSentAt.last = Math.max(lateSentAt.last, sentAt)
           }
         },
         () => void (errors += 1)
@@ -216,8 +224,11 @@ export const runOpenLoop = async (options: {
   lag.disable()
   agent.destroy()
   const sorted = [...latencies].sort((a, b) => a - b)
-  const lateTotals = [...(lateTimings.get("total") ?? [])].sort((a, b) => a - b)
+  const lateParts = new Map([...lateTimings].map(([name, values]) => [name, [...values].sort((a, b) => a - b)]))
+  const lateTotals = lateParts.get("total") ?? []
   return {
+    lateServerParts: Object.fromEntries([...lateParts].map(([name, values]) => [name, { p50: percentile(values, 50), max: values.at(-1) ?? NaN }])),
+    lateSentAt,
     generatorLag: { p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 },
     lateServerTotal: { p50: percentile(lateTotals, 50), max: lateTotals.at(-1) ?? NaN },
     connections,
