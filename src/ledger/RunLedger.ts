@@ -343,16 +343,20 @@ const admitWith = (parts: LedgerParts): RunLedgerService["admit"] => {
       const reservation = escrow.reserve(request.organizationId, run.period, needs)
       const grant = topUp(request.organizationId, run.period, request.holdMicros)
       if (reservation !== undefined) return fast(run, reservation, keyed)
-      if (grant === undefined) return exact(run)
-      // A grant for the organization is under way: it serves every run waiting for it, where each would otherwise
-      // take the organization's lock in an exact admission of its own (a burst on organizations without slices).
-      return Effect.zipRight(
-        Deferred.await(grant),
-        Effect.suspend(() => {
-          const granted = escrow.reserve(request.organizationId, run.period, needs)
-          return granted === undefined ? exact(run) : fast(run, granted, keyed)
-        })
-      )
+      // A grant for the organization under way serves every run waiting for it, where each would otherwise take the
+      // organization's lock in an exact admission of its own (a burst on organizations without slices). A first
+      // grant is sized before the burst's rate is known: the runs it cannot cover wait for one more, sized by then.
+      type Admitting = Effect.Effect<AdmissionOutcome, AdmissionError>
+      const afterGrant = (underWay: Deferred.Deferred<void> | undefined, again: boolean): Admitting =>
+        underWay === undefined ? exact(run) : Effect.zipRight(
+          Deferred.await(underWay),
+          Effect.suspend(() => {
+            const granted = escrow.reserve(request.organizationId, run.period, needs)
+            if (granted !== undefined) return fast(run, granted, keyed)
+            return afterGrant(again ? topUp(request.organizationId, run.period, request.holdMicros) : undefined, false)
+          })
+        )
+      return afterGrant(grant, true)
     })
 }
 

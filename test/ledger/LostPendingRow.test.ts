@@ -4,7 +4,7 @@
  * run again, settled, with its call billed once, holding nothing. The test removes what the run's admission wrote
  * while the upstream holds its call: the row and, when the run was admitted against a lease (the organization's first
  * run waits for the lease granted for it), the lease's held increase, which the same transaction made. Both ways of
- * admission are covered: against a lease, and the exact way (credit under two ceilings, which no slice can cover).
+ * admission are covered: against a lease, and the exact way (credit for 1.25 ceilings, which no slice can cover).
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
@@ -17,10 +17,11 @@ import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
 layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 seconds" })("a lost pending row", (it) => {
   describe("settlement", () => {
-    // Half the free credit is the most a lease may take: under two ceilings of credit, no slice covers a run.
+    // A grant takes at most half the free credit, and a run waits for two grants at most: with credit for 1.25
+    // ceilings, its slice reaches 0.94 of a ceiling (a half, then a quarter) and the run goes the exact way.
     const admissions = [
       ["admitted against a lease", 10_000_000, true],
-      ["admitted the exact way", 30_000, false]
+      ["admitted the exact way", 25_000, false]
     ] as const
     for (const [way, credit, leased] of admissions) {
       it.effect(`${way}: stores the run again, settled and billed once, holding nothing`, () =>
