@@ -5,8 +5,8 @@
  * requests in their own time at once, not of requests in flight. Counting those that wait on the upstream against
  * it would shed runs the process has room for whenever the model is slow (behind a 3 s model, a saturated process
  * completing 400 runs a second would get a limit of 200 in flight, that is 67 runs a second), and it raised the limit
- * while they waited (their own time tiny, the limit reached) for whatever wave of fast runs came next. (The first
- * wave of `npm run bench:runs`'s overload row is still answered late in some runs: README, bench figures.)
+ * while they waited (their own time tiny, the limit reached) for whatever wave of fast runs came next. (The late
+ * first wave `npm run bench:runs`'s overload row once had came from admission instead: docs/ledger.md.)
  */
 
 let waiting = 0

@@ -5,7 +5,7 @@
  * connection for the few multi-statement operations (the exact admission path, lease changes).
  */
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Effect, type Exit } from "effect"
 import type pg from "pg"
 import { namedStatementsAllowed } from "../db/PgPool.js"
 
@@ -32,6 +32,59 @@ export const query = <Row>(
 /** A checked-out connection whose link dies between queries emits an error no query hears: it must not crash us. */
 const ignoreIdleError = () => {}
 
+const checkOut = (pool: pg.Pool) =>
+  Effect.tryPromise({
+    try: () => pool.connect().then((client) => client.on("error", ignoreIdleError)),
+    catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
+  })
+
+/**
+ * Gives a connection back: as it is after a success; after a failure or an interruption, rolled back first where a
+ * transaction may be open (destroyed when the rollback fails), else destroyed (a late answer must not reach its next
+ * user).
+ */
+const checkIn = (client: pg.PoolClient, exit: Exit.Exit<unknown, unknown>, openTransaction: boolean): Effect.Effect<void> => {
+  const release = (destroy: boolean) => {
+    client.off("error", ignoreIdleError)
+    client.release(destroy)
+  }
+  if (exit._tag === "Success") return Effect.sync(() => release(false))
+  if (!openTransaction) return Effect.sync(() => release(true))
+  return Effect.promise(() => client.query("ROLLBACK").then(() => release(false), () => release(true)))
+}
+
+/** `body` between `BEGIN` and `COMMIT` on a checked-out connection. */
+export const inTransaction = <A, E>(
+  client: pg.PoolClient,
+  body: Effect.Effect<A, E | SqlError>
+): Effect.Effect<A, E | SqlError> =>
+  Effect.tryPromise({
+    try: () => client.query("BEGIN"),
+    catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
+  }).pipe(
+    Effect.zipRight(body),
+    Effect.tap(() =>
+      Effect.tryPromise({
+        try: () => client.query("COMMIT"),
+        catch: (cause) => new SqlError({ cause, message: "could not commit a ledger transaction" })
+      })
+    )
+  )
+
+/**
+ * Runs the work `choose` picks for a connection of the pool, and gives the connection back (`checkIn`): whether the
+ * work may leave a transaction open on a failure decides between a rollback and closing the connection.
+ */
+export const onConnection = <A, E>(
+  pool: pg.Pool,
+  choose: (client: pg.PoolClient) => { readonly work: Effect.Effect<A, E | SqlError>; readonly openTransaction: boolean }
+): Effect.Effect<A, E | SqlError> =>
+  Effect.acquireUseRelease(
+    Effect.map(checkOut(pool), (client) => ({ client, ...choose(client) })),
+    ({ work }) => work,
+    ({ client, openTransaction }, exit) => checkIn(client, exit, openTransaction)
+  )
+
 /**
  * Runs `body` in one transaction on a connection of the pool: committed when it succeeds, rolled back when it fails
  * or is interrupted, the connection returned either way (destroyed when the rollback itself failed).
@@ -40,35 +93,4 @@ export const transaction = <A, E>(
   pool: pg.Pool,
   body: (client: pg.PoolClient) => Effect.Effect<A, E | SqlError>
 ): Effect.Effect<A, E | SqlError> =>
-  Effect.acquireUseRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const client = await pool.connect()
-        client.on("error", ignoreIdleError)
-        try {
-          await client.query("BEGIN")
-        } catch (error) {
-          client.off("error", ignoreIdleError)
-          client.release(true)
-          throw error
-        }
-        return client
-      },
-      catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
-    }),
-    (client) =>
-      Effect.flatMap(body(client), (result) =>
-        Effect.tryPromise({
-          try: () => client.query("COMMIT"),
-          catch: (cause) => new SqlError({ cause, message: "could not commit a ledger transaction" })
-        }).pipe(Effect.as(result))),
-    (client, exit) => {
-      const release = (destroy: boolean) => {
-        client.off("error", ignoreIdleError)
-        client.release(destroy)
-      }
-      return exit._tag === "Success"
-        ? Effect.sync(() => release(false))
-        : Effect.promise(() => client.query("ROLLBACK").then(() => release(false), () => release(true)))
-    }
-  )
+  onConnection(pool, (client) => ({ work: inTransaction(client, body(client)), openTransaction: true }))

@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import pg from "pg"
 import { prepareValue } from "pg/lib/utils.js"
 import { namedStatementsAllowed } from "../db/PgPool.js"
-import { query, type Statement } from "./LedgerSql.js"
+import { inTransaction, onConnection, query, type Statement } from "./LedgerSql.js"
 
 /** A statement with its values. */
 export interface Step {
@@ -97,40 +97,21 @@ const sendSteps = (client: pg.PoolClient, steps: ReadonlyArray<Step>) =>
     }))
   })
 
-/** The steps one by one between `BEGIN` and `COMMIT` (which prepares them on this connection). */
-const stepByStep = (client: pg.PoolClient, steps: ReadonlyArray<Step>) =>
-  Effect.tryPromise({ try: () => client.query("BEGIN"), catch: (cause) => failure(steps, cause) }).pipe(
-    Effect.zipRight(Effect.forEach(steps, (step) => query(client, step.statement, step.values))),
-    Effect.zipLeft(Effect.tryPromise({ try: () => client.query("COMMIT"), catch: (cause) => failure(steps, cause) }))
-  )
-
-/** A checked-out connection whose link dies between queries emits an error no query hears: it must not crash us. */
-const ignoreIdleError = () => {}
-
 /**
  * Runs `steps` in order as one transaction on a connection of `pool` (in one round trip where the connection has
- * prepared them all) and gives the rows of each, in order. A failure rolls them all back: the one round trip's at its
- * `Sync`, after which the connection is closed rather than returned (a late answer must not reach its next user);
- * the usual way's with `ROLLBACK`, as `transaction` does (the embedded database's connections share one session).
+ * prepared them all, else between `BEGIN` and `COMMIT`, which prepares them) and gives the rows of each, in order. A
+ * failure rolls them all back: the one round trip's at its `Sync`, after which the connection is closed rather than
+ * returned (a late answer must not reach its next user); the usual way's with `ROLLBACK`, as `transaction` does (the
+ * embedded database's connections share one session).
  */
 export const inOneTransaction = (
   pool: pg.Pool,
   steps: ReadonlyArray<Step>
 ): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
-  Effect.acquireUseRelease(
-    Effect.tryPromise({
-      try: () =>
-        pool.connect().then((client) => ({ client: client.on("error", ignoreIdleError), oneTrip: preparedOn(client, steps) })),
-      catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
-    }),
-    ({ client, oneTrip }) => (oneTrip ? sendSteps(client, steps) : stepByStep(client, steps)),
-    ({ client, oneTrip }, exit) => {
-      const release = (destroy: boolean) => {
-        client.off("error", ignoreIdleError)
-        client.release(destroy)
-      }
-      if (exit._tag === "Success") return Effect.sync(() => release(false))
-      if (oneTrip) return Effect.sync(() => release(true))
-      return Effect.promise(() => client.query("ROLLBACK").then(() => release(false), () => release(true)))
-    }
-  )
+  onConnection(pool, (client) =>
+    preparedOn(client, steps)
+      ? { work: sendSteps(client, steps), openTransaction: false }
+      : {
+        work: inTransaction(client, Effect.forEach(steps, (step) => query(client, step.statement, step.values))),
+        openTransaction: true
+      })

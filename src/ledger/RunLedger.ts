@@ -23,13 +23,13 @@ import {
 import { PgPools } from "../db/PgPool.js"
 import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
-import type { KeyRefusal } from "./KeyAccounts.js"
-import { admitExact, type ExactOutcome, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
+import { admitExact, type FastOutcome, type FastRequest, type PendingRun, storeFast, undoRaced } from "./Admission.js"
 import { type Batcher, makeBatcher } from "./Batcher.js"
 import { Escrow, type Needs, type Reservation } from "./Escrow.js"
 import { LedgerHolder } from "./Holder.js"
 import { grantLease, returnLeases } from "./Leases.js"
 import { periodOf } from "./QuotaLedger.js"
+import { refusal } from "./Refusals.js"
 import type { RunOrigin, RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
 import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
@@ -129,50 +129,6 @@ class RecentKeys {
 
 /** How long a slice may go unused before it is returned. */
 export const IdleLeaseSeconds = 15
-
-const conflict = (key: string) =>
-  new IdempotencyConflict({ message: `idempotency key ${JSON.stringify(key)} was used with a different body` })
-
-const refusal = (outcome: Exclude<ExactOutcome, { _tag: "Stored" | "Replayed" | "NoOrganization" }>, key: string) => {
-  switch (outcome._tag) {
-    case "Conflict":
-      return conflict(key)
-    case "Quota": {
-      const { asked, held, limit, quota, used } = outcome.refusal
-      return quota === "spend"
-        ? new OrganizationSpendQuotaExhausted({
-          message: `period spend quota: limit ${limit} micro-USD, used ${used}, held ${held}, this run asks for ${asked}`
-        })
-        : new OrganizationTokenQuotaExhausted({
-          message: `period token quota: limit ${limit} tokens, used ${used}, held ${held}, this run asks for ${asked}`
-        })
-    }
-    case "Key":
-      return keyRefusal(outcome.refusal)
-    case "Credit":
-      return new InsufficientCredits({
-        message: `available credit of ${Math.max(0, outcome.refusal.available)} micro-USD cannot hold the run's ` +
-          `ceiling of ${outcome.refusal.asked}; add credit and send the request again`
-      })
-  }
-}
-
-const keyRefusal = (refusal: KeyRefusal) => {
-  if (refusal._tag === "KeyRate") {
-    return new KeyRateLimited({
-      message: `the key's limit of ${refusal.runsPerMinute} runs per minute is reached; retry in ` +
-        `${refusal.retryAfterSeconds} s`,
-      retry_after_seconds: refusal.retryAfterSeconds
-    })
-  }
-  const { asked, held, limit, period, quota, used } = refusal
-  const unit = quota === "spend" ? "micro-USD" : "tokens"
-  const span = period === "total" ? "in total" : `this ${period}`
-  return new KeyQuotaExhausted({
-    message: `the key's ${quota} limit ${span}: limit ${limit} ${unit}, used ${used}, held ${held}, ` +
-      `this run asks for ${asked}`
-  })
-}
 
 /** Who a run is, as settlement needs it (to find it, or to store it again). */
 const settlementIdentity = (run: PendingRun, holdCredit: boolean) => ({
