@@ -16,6 +16,7 @@ import { BillingHttp } from "./billing/BillingHttp.js"
 import { BillingPagePaths, BillingPagesLive } from "./billing/BillingPages.js"
 import { RouterHttp } from "./router/RouterHttp.js"
 import { SweeperLive } from "./ledger/Sweeper.js"
+import { PlannerStatisticsLive } from "./db/PlannerStatistics.js"
 import { ServicesLive } from "./Services.js"
 import { RunsHttp } from "./runs/RunsHttp.js"
 import { UsageHttp } from "./usage/UsageHttp.js"
@@ -44,6 +45,7 @@ export const HttpLive = (options: { readonly host: string; readonly port: number
     Layer.provide(HandlersLive),
     Layer.provide(options.bootstrap ? BootstrapLive : Layer.empty),
     Layer.provide(SweeperLive),
+    Layer.provide(PlannerStatisticsLive),
     Layer.provideMerge(ServicesLive)
   )
 

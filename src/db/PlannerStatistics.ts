@@ -1,0 +1,79 @@
+/**
+ * Keeps the planner's statistics of the service's tables as current as autovacuum would, where autovacuum does not
+ * run: the embedded database (single-user PGlite has no autovacuum launcher, and counts no changes) and a PostgreSQL
+ * server with `autovacuum = off`.
+ *
+ * Why it matters: a table never analyzed is planned from guesses, and for the hot lookups the guesses tie. On a fresh
+ * database the idempotency lookup of every admission (`runs` by organization, origin and key) was planned on
+ * `runs_usage` (organization, created_at) instead of the unique `runs_idempotency`, then kept as the connection's
+ * cached plan: each admission read all of its organization's runs. With one organization, PostgreSQL's CPU per run
+ * went from 2 ms to 8.6 ms in 40 s of load (and to 0.4 ms at once after an `ANALYZE`; docs/ledger.md).
+ *
+ * The rule is size-based, so it works where the server counts no changes: a table whose heap has grown by a fifth
+ * (and at least two pages) since its last analyze is analyzed again (`pg_class.relpages` is what the last
+ * `ANALYZE` or `VACUUM` saw). Where autovacuum runs, it analyzes after a tenth of the rows changed, before this rule
+ * fires, except in a table's first minute. One process at a time analyzes (a transaction-scoped advisory lock), and
+ * a round that finds nothing stale costs one catalog query.
+ */
+import { Effect, Layer, Schedule } from "effect"
+import type pg from "pg"
+import { PgPools } from "./PgPool.js"
+
+/** The advisory lock one analyzing process holds for its transaction ("ArSt"). */
+export const StatisticsLock = 0x41725374
+
+/** How often the tables' sizes are compared with their statistics. */
+export const StatisticsCheckMillis = 5_000
+
+const staleTables = `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = current_schema() AND c.relkind = 'r'
+    AND pg_relation_size(c.oid) / current_setting('block_size')::int >= GREATEST(c.relpages * 1.2, c.relpages + 2)
+  ORDER BY c.relname`
+
+/** A table name as an SQL identifier. */
+const identifier = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
+
+const analyzeUnderLock = async (pool: pg.Pool, names: ReadonlyArray<string>) => {
+  const client = await pool.connect()
+  let failed = false
+  try {
+    await client.query("BEGIN")
+    const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [StatisticsLock])
+    if (locked.rows[0]?.locked === true) await client.query(`ANALYZE ${names.map(identifier).join(", ")}`)
+    await client.query("COMMIT")
+    return locked.rows[0]?.locked === true ? names : []
+  } catch (error) {
+    failed = true
+    await client.query("ROLLBACK").catch(() => {})
+    throw error
+  } finally {
+    client.release(failed)
+  }
+}
+
+/**
+ * Analyzes the service's tables that have outgrown their statistics, once; returns the names analyzed (none when
+ * another process holds the lock).
+ */
+export const refreshStatistics: Effect.Effect<ReadonlyArray<string>, Error, PgPools> = Effect.flatMap(
+  PgPools,
+  ({ main }) =>
+    Effect.tryPromise({
+      try: async () => {
+        const stale = await main.query<{ name: string }>(staleTables)
+        return stale.rows.length === 0 ? [] : analyzeUnderLock(main, stale.rows.map((row) => row.name))
+      },
+      catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
+    })
+)
+
+/** The statistics keeper, every `StatisticsCheckMillis` for the life of the process. */
+export const PlannerStatisticsLive = Layer.scopedDiscard(
+  refreshStatistics.pipe(
+    Effect.tap((names) => names.length === 0 ? Effect.void : Effect.logDebug(`analyzed ${names.join(", ")}`)),
+    // A database that does not answer is reported by the routes and /readyz; this loop just tries again.
+    Effect.catchAll((error) => Effect.logDebug("could not refresh the planner's statistics", error.message)),
+    Effect.repeat(Schedule.spaced(StatisticsCheckMillis)),
+    Effect.forkScoped
+  )
+)
