@@ -106,7 +106,12 @@ export const cpuMillisOfTree = (pid: number): number =>
     }
   }, 0)
 
-/** CPU time (ms) used so far by every process whose command name is `name` (e.g. all PostgreSQL backends). */
+/**
+ * CPU time (ms) used so far by every process whose command name is `name` (e.g. all PostgreSQL backends), those that
+ * ended included: a backend that exits (a pool closing an idle connection) takes its CPU out of the live sum, but
+ * its parent (the postmaster) has it then among its reaped children's times, counted here too. Without those, a row
+ * in which backends ended printed a negative PostgreSQL CPU per run.
+ */
 export const cpuMillisOfCommand = (name: string): number => {
   let total = 0
   for (const entry of readdirSync("/proc")) {
@@ -115,7 +120,8 @@ export const cpuMillisOfCommand = (name: string): number => {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
       if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== name) continue
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+      // utime, stime, then cutime and cstime (children waited for)
+      total += ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / 100
     } catch {
       // the process ended while being read
     }
