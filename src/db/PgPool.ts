@@ -37,6 +37,12 @@ export interface PgPoolOptions {
  * that may wait for the next WAL flush (a run's pending row, answered calls): the run's settlement, a synchronous
  * commit, flushes them before any answer depends on them. The embedded database is one session shared by every
  * connection, so there both are the same pool (PGlite has no flush to spare).
+ *
+ * `asyncCommit` serves only the ledger's admission statements (named, written for their generic plans), so its
+ * sessions use the generic plan from the first execution (`plan_cache_mode = force_generic_plan`). Left to choose,
+ * PostgreSQL makes at least five custom plans per session and, under load, kept planning admission's batch statement
+ * again at each execution: about 1.1 ms of its CPU per batch, spent in the bind step (docs/ledger.md). `main` keeps
+ * the default: the SQL client's unnamed statements (the usage queries among them) are planned for their values.
  */
 export class PgPools extends Context.Tag("PgPools")<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>() {}
 
@@ -60,7 +66,7 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
           query_timeout: 20_000,
           keepAlive: true,
           application_name: options.applicationName ?? "arbiter",
-          ...(asyncCommit ? { options: "-c synchronous_commit=off" } : {}),
+          ...(asyncCommit ? { options: "-c synchronous_commit=off -c plan_cache_mode=force_generic_plan" } : {}),
           types
         })
         pool.on("error", () => {})
