@@ -24,7 +24,7 @@ import {
 } from "./KeyAccounts.js"
 import { query, type Statement, transaction } from "./LedgerSql.js"
 import { reclaimLeases } from "./Leases.js"
-import { lockPosition, type Position } from "./Position.js"
+import { lockPositionAnd, type Position } from "./Position.js"
 import { reserve, type QuotaRefusal } from "./QuotaLedger.js"
 import { runColumns, type RunOrigin, type RunRow, runRowOfJson } from "./RunRecord.js"
 
@@ -286,13 +286,13 @@ const decide = (
 export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactDecision, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
+      // The position and the run already stored under the key, read under the organization's lock in one round trip.
       const read = () =>
-        Effect.zip(
-          lockPosition(client, run.organizationId, run.period),
-          Effect.map(
-            query<RunRow>(client, existingStatement, [run.organizationId, run.origin, run.idempotencyKey]),
-            (rows) => rows[0]
-          )
+        Effect.map(
+          lockPositionAnd(client, run.organizationId, run.period, [
+            { statement: existingStatement, values: [run.organizationId, run.origin, run.idempotencyKey] }
+          ]),
+          ({ after, position }) => [position, after[0]![0] as RunRow | undefined] as const
         )
       let [position, existing] = yield* read()
       if (position === undefined) return { outcome: { _tag: "NoOrganization" }, reclaimed: [] } satisfies ExactDecision

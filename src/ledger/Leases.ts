@@ -13,7 +13,7 @@ import type pg from "pg"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import type { LeaseRow, Needs } from "./Escrow.js"
 import { query, type Statement, transaction } from "./LedgerSql.js"
-import { creditFree, lockAccount, lockPosition, spendFree, tokensFree } from "./Position.js"
+import { creditFree, lockAccount, lockPositionAnd, spendFree, tokensFree } from "./Position.js"
 
 const leaseColumns = `id::text, organization_id, to_char(period, 'YYYY-MM-DD') AS period, billing, spend_limited,
   tokens_limited, revoked, credit_micros, spend_micros, tokens, version`
@@ -115,15 +115,15 @@ export const grantLease = (
 ): Effect.Effect<Grant, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
-      const position = yield* lockPosition(client, organizationId, period)
+      // The position and this holder's current lease, read under the organization's lock in one round trip.
+      const read = yield* lockPositionAnd(client, organizationId, period, [
+        { statement: currentLease, values: [holder, organizationId, period] }
+      ])
+      const position = read.position
       if (position === undefined) return undefined
       const spendLimited = position.spendLimit !== null
       const tokensLimited = position.tokenLimit !== null
-      let [lease] = yield* query<LeaseRow & { credit_held: number; spend_held: number; tokens_held: number }>(
-        client,
-        currentLease,
-        [holder, organizationId, period]
-      )
+      let lease = read.after[0]![0] as (LeaseRow & { credit_held: number; spend_held: number; tokens_held: number }) | undefined
       if (
         lease !== undefined &&
         (lease.billing !== position.billing || lease.spend_limited !== spendLimited || lease.tokens_limited !== tokensLimited)

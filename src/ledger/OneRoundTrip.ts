@@ -8,7 +8,8 @@
  * `pg` ends each statement with its own `Sync`, so a query of this module's own (`pg.Query` with its `prepare` step
  * replaced) writes them. It binds only statements the connection has prepared already: a connection that has not
  * (a new one) runs them the usual way, between `BEGIN` and `COMMIT`, which prepares them for the next time. The
- * embedded database (no named statements) always goes the usual way.
+ * embedded database (no named statements) always goes the usual way. Inside a transaction already open
+ * (`stepsInTransaction`), the same round trip runs statements that need no answer of the one before them.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -115,3 +116,19 @@ export const inOneTransaction = (
         work: inTransaction(client, Effect.forEach(steps, (step) => query(client, step.statement, step.values))),
         openTransaction: true
       })
+
+/**
+ * Runs `steps` in order on a connection whose transaction is open (`inTransaction`), in one round trip where the
+ * connection has prepared them all, else one by one (which prepares them), and gives the rows of each, in order. The
+ * `Sync` ends no transaction opened with `BEGIN`. Each statement starts once the one before it has finished, with a
+ * snapshot of its own (READ COMMITTED), as when they are sent one by one: a read after a lock sees what the lock's
+ * previous holder committed. A failure leaves the transaction failed, for the caller's rollback, which `pg` sends
+ * only once PostgreSQL has answered the whole round trip.
+ */
+export const stepsInTransaction = (
+  client: pg.PoolClient,
+  steps: ReadonlyArray<Step>
+): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
+  preparedOn(client, steps)
+    ? sendSteps(client, steps)
+    : Effect.forEach(steps, (step) => query(client, step.statement, step.values))

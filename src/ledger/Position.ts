@@ -8,7 +8,8 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import { query, type Statement } from "./LedgerSql.js"
+import type { Statement } from "./LedgerSql.js"
+import { type Step, stepsInTransaction } from "./OneRoundTrip.js"
 
 /** An organization's position for one period. */
 export interface Position {
@@ -79,31 +80,39 @@ interface PositionRow {
   readonly tokens_escrowed: number
 }
 
+const positionOf = (row: PositionRow | undefined): Position | undefined =>
+  row === undefined ? undefined : {
+    billing: row.billing,
+    balance: row.balance,
+    creditEscrowed: row.credit_escrowed,
+    spendLimit: row.spend_limit,
+    tokenLimit: row.token_limit,
+    spendSettled: row.spend_settled,
+    tokensSettled: row.tokens_settled,
+    spendEscrowed: row.spend_escrowed,
+    tokensEscrowed: row.tokens_escrowed
+  }
+
 /**
  * Locks the organization's account row (opening it if it has none) and reads its position for `period`, inside the
- * caller's transaction; none when the organization does not exist.
+ * caller's transaction, then runs `after` (reads under the lock): one round trip where the connection has prepared
+ * them (OneRoundTrip.ts). Gives the position (none when the organization does not exist) and the rows of each of
+ * `after`, in order.
  */
-export const lockPosition = (
+export const lockPositionAnd = (
   client: pg.PoolClient,
   organizationId: string,
-  period: string
-): Effect.Effect<Position | undefined, SqlError> =>
-  Effect.gen(function*() {
-    yield* query(client, openAccount, [organizationId])
-    // The lock first, the read after it: under READ COMMITTED a statement reads the snapshot it started with, so
-    // sums read by the statement that waited for the lock would miss what the previous holder committed.
-    yield* query(client, lockAccount, [organizationId])
-    const [row] = yield* query<PositionRow>(client, positionStatement, [organizationId, period])
-    if (row === undefined) return undefined
-    return {
-      billing: row.billing,
-      balance: row.balance,
-      creditEscrowed: row.credit_escrowed,
-      spendLimit: row.spend_limit,
-      tokenLimit: row.token_limit,
-      spendSettled: row.spend_settled,
-      tokensSettled: row.tokens_settled,
-      spendEscrowed: row.spend_escrowed,
-      tokensEscrowed: row.tokens_escrowed
-    }
-  })
+  period: string,
+  after: ReadonlyArray<Step>
+): Effect.Effect<{ readonly position: Position | undefined; readonly after: ReadonlyArray<ReadonlyArray<unknown>> }, SqlError> =>
+  Effect.map(
+    stepsInTransaction(client, [
+      { statement: openAccount, values: [organizationId] },
+      // The lock first, the read after it: under READ COMMITTED a statement reads the snapshot it started with, so
+      // sums read by the statement that waited for the lock would miss what the previous holder committed.
+      { statement: lockAccount, values: [organizationId] },
+      { statement: positionStatement, values: [organizationId, period] },
+      ...after
+    ]),
+    (results) => ({ position: positionOf(results[2]![0] as PositionRow | undefined), after: results.slice(3) })
+  )

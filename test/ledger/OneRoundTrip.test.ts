@@ -9,7 +9,8 @@ import { Context, Effect, Exit, Layer } from "effect"
 import type pg from "pg"
 import { isDataError } from "../../src/db/Unavailable.js"
 import { PgPools, pgClientLayer } from "../../src/db/PgPool.js"
-import { inOneTransaction, type Step } from "../../src/ledger/OneRoundTrip.js"
+import { transaction } from "../../src/ledger/LedgerSql.js"
+import { inOneTransaction, type Step, stepsInTransaction } from "../../src/ledger/OneRoundTrip.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
 const insert = { name: "test_ort_insert", text: "INSERT INTO ort_items (id, tags, at) VALUES ($1, $2::text[], $3) RETURNING id" }
@@ -73,5 +74,39 @@ describe.skipIf(databaseMode() !== "postgres")("one transaction in one round tri
         }
         const [after] = yield* inOneTransaction(pool, [{ statement: count, values: [] }])
         assert.deepStrictEqual(after, [{ items: 1, tags: 3 }], "the first insert of the failed transaction was rolled back")
+      })))
+
+  it.effect("inside an open transaction: prepared steps go in one query, stay uncommitted until COMMIT, and a failure is rolled back", () =>
+    withPool((pool, queries) =>
+      Effect.gen(function*() {
+        // The first time prepares the statements one by one: BEGIN, two statements, COMMIT.
+        yield* transaction(pool, (client) => stepsInTransaction(client, steps(1)))
+        assert.strictEqual(queries(), 4)
+        const rows = yield* transaction(pool, (client) =>
+          Effect.gen(function*() {
+            const inside = yield* stepsInTransaction(client, steps(2))
+            // The Sync ended no transaction: the insert's transaction id is still this session's (a new transaction
+            // would have none until it writes).
+            const open = yield* Effect.promise(() =>
+              client.query<{ open: boolean }>("SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS open"))
+            return { inside, open: open.rows[0]!.open }
+          }))
+        assert.deepStrictEqual(rows.inside, [[{ id: 2 }], [{ items: 2, tags: 3 }]], "the count sees the insert before it")
+        assert.isTrue(rows.open, "still in the transaction the insert began")
+        assert.strictEqual(queries(), 8, "four more: BEGIN, one query for both statements, the check, COMMIT")
+        const failing: ReadonlyArray<Step> = [
+          { statement: insert, values: [3, [], new Date()] },
+          { statement: insert, values: [1, [], new Date()] },
+          { statement: count, values: [] }
+        ]
+        const exit = yield* Effect.exit(transaction(pool, (client) => stepsInTransaction(client, failing)))
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          assert.isTrue(isDataError(exit.cause.error), "a unique violation is a data error")
+        } else {
+          assert.fail(`expected a failure, got ${String(exit)}`)
+        }
+        const [after] = yield* inOneTransaction(pool, [{ statement: count, values: [] }])
+        assert.deepStrictEqual(after, [{ items: 2, tags: 3 }], "the failed transaction's first insert was rolled back")
       })))
 })
