@@ -33,15 +33,22 @@ const staleTables = `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace 
 /** A table name as an SQL identifier. */
 const identifier = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
-const analyzeUnderLock = async (pool: pg.Pool, names: ReadonlyArray<string>) => {
+/**
+ * Analyzes the stale tables under the lock. They are looked up again once it is held: another process may have just
+ * analyzed them (its lock ends with its transaction), which would make a second `ANALYZE` of the same tables waste.
+ */
+const analyzeUnderLock = async (pool: pg.Pool) => {
   const client = await pool.connect()
   let failed = false
   try {
     await client.query("BEGIN")
     const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [StatisticsLock])
-    if (locked.rows[0]?.locked === true) await client.query(`ANALYZE ${names.map(identifier).join(", ")}`)
+    const names = locked.rows[0]?.locked === true
+      ? (await client.query<{ name: string }>(staleTables)).rows.map((row) => row.name)
+      : []
+    if (names.length > 0) await client.query(`ANALYZE ${names.map(identifier).join(", ")}`)
     await client.query("COMMIT")
-    return locked.rows[0]?.locked === true ? names : []
+    return names
   } catch (error) {
     failed = true
     await client.query("ROLLBACK").catch(() => {})
@@ -61,7 +68,7 @@ export const refreshStatistics: Effect.Effect<ReadonlyArray<string>, Error, PgPo
     Effect.tryPromise({
       try: async () => {
         const stale = await main.query<{ name: string }>(staleTables)
-        return stale.rows.length === 0 ? [] : analyzeUnderLock(main, stale.rows.map((row) => row.name))
+        return stale.rows.length === 0 ? [] : analyzeUnderLock(main)
       },
       catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
     })

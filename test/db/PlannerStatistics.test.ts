@@ -3,7 +3,9 @@
  * empty (the idempotency lookup on `runs_usage`, reading every run of the organization) is planned again on the
  * unique `runs_idempotency` once the table has grown and the keeper has analyzed it; a table that has not grown since
  * is left alone. Without the keeper (autovacuum is off on the test machines, and absent from the embedded database)
- * the cached plan stays on `runs_usage`.
+ * the cached plan stays on `runs_usage`. Two rounds at once (two processes) analyze a grown table once: the one that
+ * gets the lock second looks the stale tables up again under it (on the embedded database, where connections take
+ * turns, both got it and analyzed `runs` twice before that).
  */
 import { SqlClient } from "@effect/sql"
 import { assert, layer } from "@effect/vitest"
@@ -55,5 +57,17 @@ layer(DatabaseOnlyLive, { excludeTestServices: true, timeout: "120 seconds" })("
       )
       assert.match(plan, /Index Scan using runs_idempotency on runs/, plan)
       assert.notMatch(plan, /runs_usage/, plan)
+    }))
+
+  it.effect("two rounds at once analyze a grown table once: the second finds it current under the lock, or the lock taken", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, input_tokens,
+          output_tokens, cost_micros, period, hold_micros, hold_tokens, hold_credit, held, deadline_at, created_at, settled_at)
+        SELECT gen_random_uuid(), 'org_stats', 'runs', 'again-' || g, 'decision', 'completed', repeat('0', 64), 1000, 1, 43,
+          date_trunc('month', now())::date, 20000, 1200, false, false, now() + interval '30 seconds', now(), now()
+        FROM generate_series(1, 3000) g`
+      const rounds = yield* Effect.all([refreshStatistics, refreshStatistics], { concurrency: "unbounded" })
+      assert.strictEqual(rounds.flat().filter((name) => name === "runs").length, 1, JSON.stringify(rounds))
     }))
 })
