@@ -13,12 +13,24 @@ import {
 import type { ExactOutcome } from "./Admission.js"
 import type { KeyRefusal } from "./KeyAccounts.js"
 
+/** The contract's errors for a refused run. */
+export type Refusal =
+  | OrganizationSpendQuotaExhausted
+  | OrganizationTokenQuotaExhausted
+  | IdempotencyConflict
+  | InsufficientCredits
+  | KeyQuotaExhausted
+  | KeyRateLimited
+
 /** `409`: the key was used with another body. */
 const conflict = (key: string) =>
   new IdempotencyConflict({ message: `idempotency key ${JSON.stringify(key)} was used with a different body` })
 
 /** The contract's error for a run the exact way refused, its message saying what was asked and what was left. */
-export const refusal = (outcome: Exclude<ExactOutcome, { _tag: "Stored" | "Replayed" | "NoOrganization" }>, key: string) => {
+export const refusal = (
+  outcome: Exclude<ExactOutcome, { _tag: "Stored" | "Replayed" | "NoOrganization" }>,
+  key: string
+): Refusal => {
   switch (outcome._tag) {
     case "Conflict":
       return conflict(key)

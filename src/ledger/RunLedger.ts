@@ -10,16 +10,7 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Deferred, Effect, Exit, FiberId, Layer, Runtime, Schedule } from "effect"
-import {
-  DatabaseUnavailable,
-  DeadlineExceeded,
-  IdempotencyConflict,
-  InsufficientCredits,
-  KeyQuotaExhausted,
-  KeyRateLimited,
-  OrganizationSpendQuotaExhausted,
-  OrganizationTokenQuotaExhausted
-} from "../../schema/Errors.js"
+import { type DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.js"
 import { PgPools } from "../db/PgPool.js"
 import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
@@ -29,7 +20,7 @@ import { Escrow, type Needs, type Reservation } from "./Escrow.js"
 import { LedgerHolder } from "./Holder.js"
 import { grantLease, returnLeases } from "./Leases.js"
 import { periodOf } from "./QuotaLedger.js"
-import { refusal } from "./Refusals.js"
+import { type Refusal, refusal } from "./Refusals.js"
 import type { RunOrigin, RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
 import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
@@ -62,16 +53,8 @@ export type AdmissionOutcome =
   | { readonly _tag: "Admitted"; readonly run: AdmittedRun }
   | { readonly _tag: "Replayed"; readonly run: RunRow }
 
-/** Why admission refused a run. */
-export type AdmissionError =
-  | OrganizationSpendQuotaExhausted
-  | OrganizationTokenQuotaExhausted
-  | IdempotencyConflict
-  | InsufficientCredits
-  | KeyQuotaExhausted
-  | KeyRateLimited
-  | DeadlineExceeded
-  | DatabaseUnavailable
+/** Why admission refused a run: the contract's refusals (Refusals.ts), its deadline, or the database away. */
+export type AdmissionError = Refusal | DeadlineExceeded | DatabaseUnavailable
 
 /** The account after a settlement, for what follows it (auto-recharge). */
 export interface SettlementResult {
