@@ -212,3 +212,27 @@ export const settleOnKeysStatement = `
     WHERE k.key_id = d.key_id AND k.key_id = ANY (ARRAY(SELECT key_id FROM key_moves))
     RETURNING k.key_id
   )`
+
+/**
+ * How long a key seen with limits has its runs batched under its lock (keyed batches; a key whose limits were
+ * cleared, at most this long).
+ */
+export const LimitedKeyMemoryMs = 30_000
+
+/** Keys seen with limits lately (bounded: the oldest are forgotten first). */
+export class RecentKeys {
+  private readonly seen = new Map<string, number>()
+  constructor(private readonly ttlMs: number, private readonly capacity = 10_000) {}
+  add(keyId: string, now: number): void {
+    this.seen.delete(keyId)
+    this.seen.set(keyId, now + this.ttlMs)
+    if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!)
+  }
+  has(keyId: string, now: number): boolean {
+    const until = this.seen.get(keyId)
+    if (until === undefined) return false
+    if (until > now) return true
+    this.seen.delete(keyId)
+    return false
+  }
+}

@@ -5,11 +5,11 @@
  * commit; `sweep` (Sweeper.ts) settles the runs of processes that died. Admission takes from this process's leased
  * slices in memory (Escrow) and stores the run with an asynchronous commit, PostgreSQL re-checking the slice; a run
  * no slice covers is admitted the exact way under the organization's lock. Slices are topped up in the background
- * from the organization's recent rate, returned when idle and on shutdown, and come back on their own (Holder.ts)
- * when a process dies.
+ * from the organization's recent rate, returned when idle and on shutdown (Slices.ts), and come back on their own
+ * (Holder.ts) when a process dies.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Deferred, Effect, Exit, FiberId, Layer, Runtime, Schedule } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Runtime } from "effect"
 import { type DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.js"
 import { PgPools } from "../db/PgPool.js"
 import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
@@ -18,12 +18,13 @@ import { admitExact, type FastOutcome, type FastRequest, type PendingRun, storeF
 import { type Batcher, makeBatcher } from "./Batcher.js"
 import { Escrow, type Needs, type Reservation } from "./Escrow.js"
 import { LedgerHolder } from "./Holder.js"
-import { grantLease, returnLeases } from "./Leases.js"
+import { LimitedKeyMemoryMs, RecentKeys } from "./KeyAccounts.js"
 import { periodOf } from "./QuotaLedger.js"
 import { type Refusal, refusal } from "./Refusals.js"
 import type { RunOrigin, RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
 import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
+import { returnLeasesWhenIdle, topUpWith } from "./Slices.js"
 
 /** A run asking to be admitted. */
 export interface AdmissionRequest {
@@ -86,33 +87,6 @@ export class AfterSettlement extends Context.Tag("AfterSettlement")<
   static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
 }
 
-/**
- * How long a key seen with limits has its runs batched under its lock (keyed batches; a key whose limits were
- * cleared, at most this long).
- */
-const LimitedKeyMemoryMs = 30_000
-
-/** Keys seen with limits lately (bounded: the oldest are forgotten first). */
-class RecentKeys {
-  private readonly seen = new Map<string, number>()
-  constructor(private readonly ttlMs: number, private readonly capacity = 10_000) {}
-  add(keyId: string, now: number): void {
-    this.seen.delete(keyId)
-    this.seen.set(keyId, now + this.ttlMs)
-    if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!)
-  }
-  has(keyId: string, now: number): boolean {
-    const until = this.seen.get(keyId)
-    if (until === undefined) return false
-    if (until > now) return true
-    this.seen.delete(keyId)
-    return false
-  }
-}
-
-/** How long a slice may go unused before it is returned. */
-export const IdleLeaseSeconds = 15
-
 /** Who a run is, as settlement needs it (to find it, or to store it again). */
 const settlementIdentity = (run: PendingRun, holdCredit: boolean) => ({
   id: run.id,
@@ -152,31 +126,6 @@ interface LedgerParts {
 }
 
 const unavailable = (error: SqlError) => unavailableOrDie(error)
-
-/**
- * Tops an organization's slice up in the background when it runs low (one grant at a time per organization); gives
- * the grant under way for the organization, if any, done once it has committed or failed.
- */
-const topUpWith = ({ escrow, fork, holder, pools }: LedgerParts) => {
-  const granting = new Map<string, Deferred.Deferred<void>>()
-  return (organizationId: string, period: string, ceiling: number): Deferred.Deferred<void> | undefined => {
-    const underWay = granting.get(organizationId)
-    if (underWay !== undefined || !escrow.wantsTopUp(organizationId, period, ceiling)) return underWay
-    const done = Deferred.unsafeMake<void>(FiberId.none)
-    granting.set(organizationId, done)
-    fork(
-      grantLease(pools.main, holder.id(), organizationId, period, escrow.target(organizationId, ceiling)).pipe(
-        Effect.tap((lease) => Effect.sync(() => lease !== undefined && escrow.observe(lease))),
-        Effect.catchAll((error) => Effect.logWarning("could not top up a lease", error.message)),
-        Effect.ensuring(Effect.sync(() => {
-          granting.delete(organizationId)
-          Deferred.unsafeDone(done, Exit.void)
-        }))
-      )
-    )
-    return done
-  }
-}
 
 /**
  * Admission failed for want of the database, perhaps after its statement committed: the run may be stored and
@@ -319,22 +268,6 @@ const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["se
     })
   }
 }
-
-/** Returns idle slices every `IdleLeaseSeconds`, and every slice when the process stops. */
-const returnLeasesWhenIdle = ({ escrow, holder, pools }: LedgerParts) =>
-  Effect.gen(function*() {
-    yield* Effect.addFinalizer(() =>
-      returnLeases(pools.main, holder.id()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-    )
-    yield* Effect.suspend(() => {
-      const idle = escrow.takeIdle(Date.now() - IdleLeaseSeconds * 1000)
-      return idle.length === 0 ? Effect.void : returnLeases(pools.main, holder.id(), idle)
-    }).pipe(
-      Effect.catchAll((error) => Effect.logWarning("could not return idle leases", error.message)),
-      Effect.repeat(Schedule.spaced(`${IdleLeaseSeconds} seconds`)),
-      Effect.forkScoped
-    )
-  })
 
 const make = Effect.gen(function*() {
   const pools = yield* PgPools
