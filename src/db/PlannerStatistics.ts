@@ -15,9 +15,9 @@
  * fires, except in a table's first minute. One process at a time analyzes (a transaction-scoped advisory lock), and
  * a round that finds nothing stale costs one catalog query.
  */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Schedule } from "effect"
-import type pg from "pg"
-import { PgPools } from "./PgPool.js"
 
 /** The advisory lock one analyzing process holds for its transaction ("ArSt"). */
 export const StatisticsLock = 0x41725374
@@ -34,44 +34,23 @@ const staleTables = `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace 
 const identifier = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 
 /**
- * Analyzes the stale tables under the lock. They are looked up again once it is held: another process may have just
- * analyzed them (its lock ends with its transaction), which would make a second `ANALYZE` of the same tables waste.
- */
-const analyzeUnderLock = async (pool: pg.Pool) => {
-  const client = await pool.connect()
-  let failed = false
-  try {
-    await client.query("BEGIN")
-    const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [StatisticsLock])
-    const names = locked.rows[0]?.locked === true
-      ? (await client.query<{ name: string }>(staleTables)).rows.map((row) => row.name)
-      : []
-    if (names.length > 0) await client.query(`ANALYZE ${names.map(identifier).join(", ")}`)
-    await client.query("COMMIT")
-    return names
-  } catch (error) {
-    failed = true
-    await client.query("ROLLBACK").catch(() => {})
-    throw error
-  } finally {
-    client.release(failed)
-  }
-}
-
-/**
  * Analyzes the service's tables that have outgrown their statistics, once; returns the names analyzed (none when
- * another process holds the lock).
+ * another process holds the lock). A round that finds none stale opens no transaction; one that does looks them up
+ * again once it holds the lock: another process may have just analyzed them (its lock ends with its transaction), and
+ * a second `ANALYZE` of the same tables would be waste.
  */
-export const refreshStatistics: Effect.Effect<ReadonlyArray<string>, Error, PgPools> = Effect.flatMap(
-  PgPools,
-  ({ main }) =>
-    Effect.tryPromise({
-      try: async () => {
-        const stale = await main.query<{ name: string }>(staleTables)
-        return stale.rows.length === 0 ? [] : analyzeUnderLock(main)
-      },
-      catch: (cause) => cause instanceof Error ? cause : new Error(String(cause))
-    })
+export const refreshStatistics: Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> = Effect.gen(
+  function*() {
+    const sql = yield* SqlClient.SqlClient
+    const stale = () => Effect.map(sql.unsafe<{ name: string }>(staleTables), (rows) => rows.map((row) => row.name))
+    if ((yield* stale()).length === 0) return []
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const [lock] = yield* sql.unsafe<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS locked", [StatisticsLock])
+      const names = lock?.locked === true ? yield* stale() : []
+      if (names.length > 0) yield* sql.unsafe(`ANALYZE ${names.map(identifier).join(", ")}`)
+      return names
+    }))
+  }
 )
 
 /** The statistics keeper, every `StatisticsCheckMillis` for the life of the process. */
