@@ -6,7 +6,7 @@
  * it would shed runs the process has room for whenever the model is slow (behind a 3 s model, a saturated process
  * completing 400 runs a second would get a limit of 200 in flight, that is 67 runs a second), and it raised the limit
  * while they waited (their own time tiny, the limit reached) for whatever wave of fast runs came next. (The late
- * first wave `npm run bench:runs`'s overload row once had came from admission instead: docs/ledger.md.)
+ * answers of the first wave of `npm run bench:runs`'s overload row wait in admission, not here: docs/ledger.md.)
  */
 
 let waiting = 0

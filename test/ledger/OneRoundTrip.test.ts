@@ -4,6 +4,7 @@
  * ones, and a connection that has not prepared them yet runs them one by one between BEGIN and COMMIT. PostgreSQL
  * only: the embedded database has no named statements and always goes the usual way (covered by every run test).
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
 import type pg from "pg"
@@ -38,6 +39,15 @@ const withPool = <A, E>(body: (pool: pg.Pool, queries: () => number) => Effect.E
     return yield* body(main, () => queries)
   }))
 
+/** A failure carrying PostgreSQL's error (a unique violation here), which the service treats as a data error. */
+const assertDataError = (exit: Exit.Exit<unknown, SqlError>) => {
+  if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+    assert.isTrue(isDataError(exit.cause.error), "a unique violation is a data error")
+  } else {
+    assert.fail(`expected a failure, got ${String(exit)}`)
+  }
+}
+
 const steps = (id: number): ReadonlyArray<Step> => [
   { statement: insert, values: [id, ["a", "b,c", "d\"e"], new Date("2026-11-25T00:00:00Z")] },
   { statement: count, values: [] }
@@ -65,13 +75,7 @@ describe.skipIf(databaseMode() !== "postgres")("one transaction in one round tri
           { statement: insert, values: [2, [], new Date()] },
           { statement: insert, values: [1, [], new Date()] }
         ]
-        const exit = yield* Effect.exit(inOneTransaction(pool, failing))
-        assert.isTrue(Exit.isFailure(exit))
-        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-          assert.isTrue(isDataError(exit.cause.error), "a unique violation is a data error")
-        } else {
-          assert.fail(`expected a failure, got ${String(exit)}`)
-        }
+        assertDataError(yield* Effect.exit(inOneTransaction(pool, failing)))
         const [after] = yield* inOneTransaction(pool, [{ statement: count, values: [] }])
         assert.deepStrictEqual(after, [{ items: 1, tags: 3 }], "the first insert of the failed transaction was rolled back")
       })))
@@ -99,13 +103,7 @@ describe.skipIf(databaseMode() !== "postgres")("one transaction in one round tri
           { statement: insert, values: [1, [], new Date()] },
           { statement: count, values: [] }
         ]
-        const exit = yield* Effect.exit(transaction(pool, (client) => stepsInTransaction(client, failing)))
-        assert.isTrue(Exit.isFailure(exit))
-        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-          assert.isTrue(isDataError(exit.cause.error), "a unique violation is a data error")
-        } else {
-          assert.fail(`expected a failure, got ${String(exit)}`)
-        }
+        assertDataError(yield* Effect.exit(transaction(pool, (client) => stepsInTransaction(client, failing))))
         const [after] = yield* inOneTransaction(pool, [{ statement: count, values: [] }])
         assert.deepStrictEqual(after, [{ items: 2, tags: 3 }], "the failed transaction's first insert was rolled back")
       })))
