@@ -23,18 +23,21 @@ export const bearerToken = (header: string | undefined): string | undefined => {
 
 const missing = () => new MissingCredentials({ message: "send Authorization: Bearer <API key or session token>" })
 
+/** The caller of a request with this `Authorization` header, through the credential verifier. */
+export const authenticate = (verifier: CredentialVerifier["Type"], header: string | undefined) =>
+  Effect.gen(function*() {
+    const token = bearerToken(header)
+    if (token === undefined) return yield* missing()
+    const actor = yield* verifier.verify(token)
+    yield* annotateSpan({ "arbiter.organization_id": actor.organizationId })
+    return actor
+  })
+
 /** Authentication through the credential verifier. */
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.map(CredentialVerifier, (verifier) => ({
     bearer: () =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const token = bearerToken(request.headers["authorization"])
-        if (token === undefined) return yield* missing()
-        const actor = yield* verifier.verify(token)
-        yield* annotateSpan({ "arbiter.organization_id": actor.organizationId })
-        return actor
-      })
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authenticate(verifier, request.headers["authorization"]))
   }))
 )

@@ -63,3 +63,10 @@ export const badBody = (style: RejectionStyle, detail: string): InvalidBody | Js
   style === "json"
     ? new InvalidBody({ message: `invalid request body: ${detail}` })
     : new JsonDataRejection({ text: `Failed to deserialize the JSON body into the target type: ${detail}` })
+
+/** Any rejection of a request's body, in either style. */
+export type BodyRejection =
+  | ReturnType<typeof tooLarge>
+  | ReturnType<typeof wrongContentType>
+  | ReturnType<typeof notJson>
+  | ReturnType<typeof badBody>

@@ -40,20 +40,24 @@ const accessLine = (method: string, route: string, status: number, durationMs: n
     Effect.logInfo("request")
   )
 
+/** What is left of one answered request: its count and latency, and (when `accessLog`) its access line. */
+export const observeAnswer = (accessLog: boolean) =>
+(method: string, route: string, status: number, durationMs: number): Effect.Effect<void> => {
+  const label = methodLabel(method)
+  const series = requestSeries.get(`${label} ${route} ${status}`)
+  count(httpRequests, series)
+  record(httpRequestSeconds, durationMs / 1000, series)
+  return accessLog ? accessLine(label, route, status, durationMs) : Effect.void
+}
+
 /** Wraps an app so each request is counted, timed and (when `accessLog`) logged. */
 export const observeRequests = (options: { readonly routes: RouteLabeler; readonly accessLog: boolean }) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-  Effect.withFiberRuntime((fiber) => {
+<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => {
+  const observe = observeAnswer(options.accessLog)
+  return Effect.withFiberRuntime((fiber) => {
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
     const started = performance.now()
-    return Effect.onExit(app, (exit) => {
-      const durationMs = performance.now() - started
-      const method = methodLabel(request.method)
-      const route = options.routes(request.method, pathOf(request.url))
-      const status = statusOf(exit)
-      const series = requestSeries.get(`${method} ${route} ${status}`)
-      count(httpRequests, series)
-      record(httpRequestSeconds, durationMs / 1000, series)
-      return options.accessLog ? accessLine(method, route, status, durationMs) : Effect.void
-    })
+    return Effect.onExit(app, (exit) =>
+      observe(request.method, options.routes(request.method, pathOf(request.url)), statusOf(exit), performance.now() - started))
   })
+}

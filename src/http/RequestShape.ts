@@ -12,19 +12,20 @@ import { Effect, FiberRef, Layer, Option } from "effect"
 import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
-import { badBody, badQuery, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
+import { badBody, badQuery, type BodyRejection, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
 import { checkScope } from "../auth/Scopes.js"
 import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
 /** The request carries a body (a length over zero, or chunked). */
 export const hasBody = (headers: HttpServerRequest.HttpServerRequest["headers"]): boolean =>
   headers["transfer-encoding"] !== undefined ||
   (headers["content-length"] !== undefined && headers["content-length"] !== "0")
 
-/** The request declares a body longer than `limit` (refused before reading it). */
-const declaresMoreThan = (request: HttpServerRequest.HttpServerRequest, limit: number): boolean => {
-  const length = request.headers["content-length"]
+/** The headers declare a body longer than `limit` (refused before reading it). */
+const declaresMoreThan = (headers: IncomingHttpHeaders | HttpServerRequest.HttpServerRequest["headers"], limit: number): boolean => {
+  const length = headers["content-length"]
   return length !== undefined && Number(length) > limit
 }
 
@@ -49,7 +50,7 @@ export const readBody = (
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
 ) =>
   Effect.gen(function*() {
-    if (declaresMoreThan(request, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
+    if (declaresMoreThan(request.headers, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
     drainOnDestroy(request)
     return yield* request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(info.bodyLimit)),
@@ -70,13 +71,9 @@ const OverLimit = Symbol("OverLimit")
  * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
  * consumed stream again (`readBody` stays for bodies another reader may read after it).
  */
-const readPayloadText = (
-  request: HttpServerRequest.HttpServerRequest,
-  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
-) =>
-  declaresMoreThan(request, info.bodyLimit) ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.flatMap(
+const readPayloadText = (raw: IncomingMessage, info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">) =>
+  declaresMoreThan(raw.headers, info.bodyLimit) ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.flatMap(
     Effect.async<string | typeof OverLimit, never>((resume) => {
-      const raw = NodeHttpServerRequest.toIncomingMessage(request)
       const chunks: Array<Buffer> = []
       let size = 0
       const stop = () => {
@@ -112,6 +109,31 @@ const readPayloadText = (
   )
 
 /**
+ * The JSON payload of a request on a route that takes one, in the route's rejection style: a JSON content type (else
+ * the 413 of a declared length over the limit, or the content-type rejection), the body read under the limit, parsed,
+ * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request, so
+ * the API's middleware and a route served outside the router (src/runs/CreateRunRoute.ts) check a body alike.
+ */
+export const readJsonPayload = (
+  raw: IncomingMessage,
+  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
+): Effect.Effect<{ readonly text: string; readonly value: unknown }, BodyRejection> =>
+  Effect.gen(function*() {
+    const style = info.style
+    if (!isJsonContentType(raw.headers["content-type"])) {
+      if (declaresMoreThan(raw.headers, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
+      return yield* wrongContentType(style)
+    }
+    const text = yield* readPayloadText(raw, info)
+    const body = parseJsonBody(text)
+    if (body._tag === "Malformed") return yield* notJson(style, body.detail)
+    if (body._tag === "TooDeep") return yield* badBody(style, body.detail)
+    const unstorable = unstorableIn(body.value)
+    if (unstorable !== undefined) return yield* badBody(style, `${unstorable}, which cannot be stored`)
+    return { text, value: body.value }
+  })
+
+/**
  * The request as HttpApi's payload reader must see it once the body has been read and parsed here: JSON by its
  * content type, whatever JSON type the caller named, its `json` the value already parsed and its `text` the body
  * read. HttpApi picks its reader by content type and knows only `application/json`; for anything else
@@ -145,17 +167,8 @@ const checkShape = (table: RouteTable) =>
     yield* FiberRef.set(CurrentStyle, style)
     let seen = request
     if (info.hasPayload) {
-      if (!isJsonContentType(request.headers["content-type"])) {
-        if (declaresMoreThan(request, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
-        return yield* wrongContentType(style)
-      }
-      const text = yield* readPayloadText(request, info)
-      const body = parseJsonBody(text)
-      if (body._tag === "Malformed") return yield* notJson(style, body.detail)
-      if (body._tag === "TooDeep") return yield* badBody(style, body.detail)
-      const unstorable = unstorableIn(body.value)
-      if (unstorable !== undefined) return yield* badBody(style, `${unstorable}, which cannot be stored`)
-      seen = parsedJsonView(request, text, body.value)
+      const body = yield* readJsonPayload(NodeHttpServerRequest.toIncomingMessage(request), info)
+      seen = parsedJsonView(request, body.text, body.value)
     } else if (hasBody(request.headers)) {
       yield* readBody(request, info)
     }

@@ -38,6 +38,21 @@ export interface EndpointInfo {
     request: HttpServerRequest.HttpServerRequest,
     params: HttpRouter.RouteContext["params"]
   ) => Effect.Effect<void, HttpApiError.HttpApiDecodeError>
+  /**
+   * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
+   * answering the decoded payload and headers, for a route served outside the router (src/runs/CreateRunRoute.ts).
+   */
+  readonly decodeInput: (
+    params: HttpRouter.RouteContext["params"],
+    body: Effect.Effect<unknown>,
+    headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiDecodeError>
+}
+
+/** An endpoint's payload and headers as HttpApi decodes them (undefined where the endpoint declares none). */
+export interface DecodedInput {
+  readonly payload: unknown
+  readonly headers: unknown
 }
 
 /** Endpoints with a request shape by `METHOD path` (the router's template), plus path matchers for 405 detection. */
@@ -75,15 +90,16 @@ const compileQuery = (schema: Option.Option<Schema.Schema<any, any, never>>) => 
 const decoder = (schema: Option.Option<Schema.Schema.Any>) =>
   Option.map(schema, (value) => Schema.decodeUnknown(value as Schema.Schema<unknown, unknown, never>))
 
-const compileRequestDecoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodeRequest"] => {
+const compileInputDecoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodeInput"] => {
   const path = decoder(endpoint.pathSchema)
   const payload = decoder(endpoint.payloadSchema)
   const headers = decoder(endpoint.headersSchema)
-  return (request, params) =>
+  return (params, body, given) =>
     Effect.gen(function*() {
       if (Option.isSome(path)) yield* path.value(params)
-      if (Option.isSome(payload)) yield* Effect.flatMap(Effect.orDie(request.json), payload.value)
-      if (Option.isSome(headers)) yield* headers.value(request.headers)
+      const decodedPayload = Option.isSome(payload) ? yield* Effect.flatMap(body, payload.value) : undefined
+      const decodedHeaders = Option.isSome(headers) ? yield* headers.value(given) : undefined
+      return { payload: decodedPayload, headers: decodedHeaders }
     }).pipe(Effect.catchAll(HttpApiError.HttpApiDecodeError.refailParseError))
 }
 
@@ -117,6 +133,7 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         return
       }
       const hasPayload = Option.isSome(endpoint.payloadSchema)
+      const decodeInput = compileInputDecoder(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
       endpoints.set(`${endpoint.method} ${endpoint.path}`, {
         method: endpoint.method,
         path: endpoint.path,
@@ -126,7 +143,10 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         hasPayload,
         scope: keys.has(Authentication.key) ? scope : undefined,
         checkQuery: compileQuery(urlParams as unknown as Option.Option<Schema.Schema<any, any, never>>),
-        decodeRequest: compileRequestDecoder(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
+        // The body is read (`request.json`, a getter that starts reading) only when the endpoint has a payload.
+        decodeRequest: (request, params) =>
+          Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
+        decodeInput
       })
     }
   })

@@ -59,9 +59,12 @@ export const countRunAnswer = (
   response: HttpServerResponse.HttpServerResponse,
   marks: RunMarks
 ): void => {
-  const route = pathOf(request.url)
   const status = response.status
-  const code = status < 400 ? "none" : errorCodeOf(response)
+  countRunStatus(pathOf(request.url), status, status < 400 ? "none" : errorCodeOf(response), marks)
+}
+
+/** Counts one run answer of a route, by its status and wire code (`none` on a success). */
+export const countRunStatus = (route: string, status: number, code: string, marks: RunMarks): void => {
   const outcome = runOutcome(status, code, marks)
   count(runs, runSeries.get(`${route} ${outcome} ${code}`))
   if (outcome === "refused") count(creditAdmissions, creditSeries.get(`${route} refused ${code}`))

@@ -29,15 +29,20 @@ export const serverTimingValue = (marks: TimingMarks): string => {
   return `admit;dur=${ms(admit)}, upstream;dur=${ms(upstream)}, gateway;dur=${ms(gateway)}, total;dur=${ms(total)}${settle}`
 }
 
+/** Marks of a request whose timing starts now. */
+export const newTimingMarks = (): TimingMarks => ({ started: Date.now(), startedPrecise: performance.now() })
+
+/** Adds the header of `marks` to whatever response the current request ends with, and counts the run answer. */
+export const timeAnswer = (marks: TimingMarks) =>
+  HttpApp.appendPreResponseHandler((request, response) =>
+    Effect.sync(() => {
+      countRunAnswer(request, response, marks)
+      return HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks))
+    })
+  )
+
 /** Starts timing the current request; the header is added to whatever response it ends with. */
 export const startServerTiming = Effect.suspend(() => {
-  const marks: TimingMarks = { started: Date.now(), startedPrecise: performance.now() }
-  return Effect.as(
-    HttpApp.appendPreResponseHandler((request, response) =>
-      Effect.sync(() => {
-        countRunAnswer(request, response, marks)
-        return HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks))
-      })),
-    marks
-  )
+  const marks = newTimingMarks()
+  return Effect.as(timeAnswer(marks), marks)
 })

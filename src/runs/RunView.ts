@@ -54,6 +54,9 @@ export interface RunView {
   readonly error?: { readonly code: string; readonly message: string }
 }
 
+/** The status `POST /v1/runs` answers a run with: 202 for the replay of a run still pending, else 200. */
+export const answerStatus = (view: RunView): 200 | 202 => view.state === "pending" ? 202 : 200
+
 /** The wire view of a stored run. */
 export const runView = (row: RunRow, replayed: boolean): RunView => {
   const output = row.output as { decision?: RunView["decision"] } | null

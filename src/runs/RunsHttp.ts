@@ -8,7 +8,7 @@ import { withRetryAfter } from "../http/RetryAfter.js"
 import { startServerTiming } from "../http/ServerTiming.js"
 import { Runs } from "./Runs.js"
 import type { RunListStart } from "./RunsRepo.js"
-import { decodeCursor, RunListCursor } from "./RunView.js"
+import { answerStatus, decodeCursor, RunListCursor } from "./RunView.js"
 
 /**
  * The largest `offset` the run list serves: 2^53 - 1, the largest integer a JSON number and PostgreSQL's `bigint`
@@ -56,7 +56,7 @@ export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const actor = yield* Actor
           const outcome = yield* withRetryAfter(runs.create(actor, payload, request.headers["idempotency-key"], marks))
           const view = runs.view(outcome)
-          return yield* Effect.orDie(HttpServerResponse.json(view, { status: view.state === "pending" ? 202 : 200 }))
+          return yield* Effect.orDie(HttpServerResponse.json(view, { status: answerStatus(view) }))
         }), { uninterruptible: true })
       .handle("list", ({ urlParams }) =>
         Effect.gen(function*() {

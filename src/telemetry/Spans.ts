@@ -23,3 +23,13 @@ export const withTracedSpan = (name: string, options?: Tracer.SpanOptions) =>
   Effect.withFiberRuntime<A, E, R>((fiber) =>
     fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(effect, name, options) : effect
   )
+
+/** Effect's default tracer, which keeps its spans to itself: nothing exports them. */
+const defaultTracer = Effect.runSync(Effect.tracer)
+
+/** Whether spans made here go anywhere: tracing is on, through a tracer other than Effect's default. */
+export const spansExported: Effect.Effect<boolean> = Effect.zipWith(
+  FiberRef.get(FiberRef.currentTracerEnabled),
+  Effect.tracer,
+  (enabled, tracer) => enabled && tracer !== defaultTracer
+)
