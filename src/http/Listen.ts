@@ -6,18 +6,19 @@
  * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
  * trace id (RequestLogContext.ts).
  */
-import { HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Chunk, Context, Effect, Layer, LogLevel } from "effect"
+import { HttpApi, HttpApiBuilder, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
+import { Chunk, Context, Effect, Layer, LogLevel, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
 import { acceptOnCopies, ListenBacklog, sharedAddress, type StopAccepting } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
-import { observeRequests } from "./RequestObserver.js"
+import { observeAnswer, observeRequests } from "./RequestObserver.js"
+import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 
 /** Where the server listens. */
@@ -36,8 +37,12 @@ const guardGauges = (guard: OverloadGuard) =>
     runsConcurrencyLimit.unsafeUpdate(guard.limit(), NoLabels)
   })
 
-/** The API's app, observed: counted, timed and logged per request, with the request's log context. */
-const observedApp = Effect.gen(function*() {
+/**
+ * The API's app, observed: counted, timed and logged per request, with the request's log context. Beside it, the app
+ * that answers what a direct route hands back (DirectRoutes.ts): the answer it was given, inside the same edge and
+ * error encoding as the router's (HttpApiBuilder.httpApp composes the router with them the same way), observed alike.
+ */
+const observedApps = Effect.gen(function*() {
   const config = yield* AppConfig
   yield* requestLogContext
   const app = yield* HttpApiBuilder.httpApp
@@ -45,7 +50,45 @@ const observedApp = Effect.gen(function*() {
   const routes = makeRouteLabeler(Chunk.toReadonlyArray(router.routes))
   // Below LOG_LEVEL=info the access line would be dropped anyway: skip building it.
   const accessLog = config.accessLog && LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
-  return observeRequests({ routes, accessLog })(app)
+  const observe = observeRequests({ routes, accessLog })
+  const { api } = yield* HttpApi.Api
+  const encodeErrors = yield* HttpApiBuilder.buildMiddleware(api)
+  const edge = yield* (yield* HttpApiBuilder.Middleware).retrieve
+  const handedBack = new WeakMap<IncomingMessage, Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
+  const answerHandedBack = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const raw = NodeHttpServerRequest.toIncomingMessage(request)
+    const answer = handedBack.get(raw)
+    handedBack.delete(raw)
+    return answer ?? Effect.die(new Error("a direct route handed back no answer"))
+  })
+  return {
+    app: observe(app),
+    // buildMiddleware's type leaves out the request it is always run with (as inside HttpApiBuilder.httpApp).
+    handedBackApp: observe(
+      encodeErrors(edge(answerHandedBack) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) as typeof answerHandedBack
+    ),
+    handedBack,
+    observeAnswer: observeAnswer(accessLog),
+    runtime: yield* Effect.runtime<never>()
+  }
+})
+
+/** The direct routes' handlers by `METHOD url`, given the server's means to hand answers back. */
+const directHandlers = Effect.gen(function*() {
+  const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
+  const apps = yield* observedApps
+  const handler = yield* NodeHttpServer.makeHandler(apps.app)
+  const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp)
+  const server: DirectServer = {
+    runtime: apps.runtime,
+    observe: apps.observeAnswer,
+    viaApi: (request, response, answer) => {
+      apps.handedBack.set(request, answer)
+      handBack(request, response)
+    }
+  }
+  const direct = new Map(routes.map((route) => [`${route.method} ${route.url}`, route.make(server)]))
+  return { handler, direct }
 })
 
 /** Builds the API's app, then listens on host and port (0 picks a free port). */
@@ -53,8 +96,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
   Layer.scoped(
     ServerAddress,
     Effect.gen(function*() {
-      const app = yield* observedApp
-      const handler = yield* NodeHttpServer.makeHandler(app)
+      const { handler, direct } = yield* directHandlers
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
         Effect.sync(() => startOverloadGuard({
@@ -67,7 +109,10 @@ export const listen = (options: { readonly host: string; readonly port: number }
       )
       yield* guardGauges(guard)
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
-        if (!guard.shed(request, response)) handler(request, response)
+        if (guard.shed(request, response)) return
+        const route = direct.size === 0 ? undefined : direct.get(`${request.method} ${request.url}`)
+        if (route === undefined) handler(request, response)
+        else route(request, response)
       })
       // Under WORKERS the primary binds the port and this worker accepts on copies of it (SharedPort.ts).
       const shared = sharedAddress()

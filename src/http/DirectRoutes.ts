@@ -1,0 +1,41 @@
+/**
+ * Routes served straight on Node's request and response, beside HttpApi's router, for the one request that has to be
+ * cheap: `POST /v1/runs` (src/runs/CreateRunRoute.ts). Through the router, HttpApi's middlewares and the platform's
+ * request handling, any request took some 230 steps of the Effect runtime before its handler did anything (117 for
+ * the platform's handler of an app that only answers "ok"); a direct route runs its own work in one fiber and
+ * writes its success itself. Everything else about the request stays the API's: a direct route takes only its exact
+ * method and URL (a query string goes through the router, which refuses it as the contract says), and it hands every
+ * failure back to the API (`viaApi`), which answers it through the same boundary, error encoding and observation as
+ * any other request, so a refusal reads the same whichever way the request came.
+ */
+import type { HttpServerResponse } from "@effect/platform"
+import { Context, type Effect, type Runtime } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+
+/** What the server gives a direct route. */
+export interface DirectServer {
+  /** The server's runtime: its loggers wrapped with the request log context (RequestLogContext.ts). */
+  readonly runtime: Runtime.Runtime<never>
+  /**
+   * Answers the request through the API as if its route had answered with `answer` (a failure, usually): the edge
+   * (request id, CORS), the error encoding and the observation of every request. The request's body must already
+   * have been read.
+   */
+  readonly viaApi: (
+    request: IncomingMessage,
+    response: ServerResponse,
+    answer: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+  ) => void
+  /** Counts and times an answer the route wrote itself, and writes its access line (RequestObserver.ts). */
+  readonly observe: (method: string, route: string, status: number, durationMs: number) => Effect.Effect<void>
+}
+
+/** A route served outside the router: its method, its exact URL, and its handler once the server is known. */
+export interface DirectRoute {
+  readonly method: string
+  readonly url: string
+  readonly make: (server: DirectServer) => (request: IncomingMessage, response: ServerResponse) => void
+}
+
+/** The direct routes of a server (none unless a layer provides them). */
+export class DirectRoutes extends Context.Tag("DirectRoutes")<DirectRoutes, ReadonlyArray<DirectRoute>>() {}
