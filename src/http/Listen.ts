@@ -2,7 +2,8 @@
  * Serves a built HttpApi on a Node HTTP server. The app and everything it needs (database, migrations) are built
  * first and the request handler is attached when the server is created, before it listens: a connection accepted
  * during start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer).
- * The overload guard sees each request first (Overload.ts); every request it lets through is counted, timed and
+ * The overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
+ * exact method and URL, if any (DirectRoutes.ts), else to the API's router. Every request is counted, timed and
  * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
  * trace id (RequestLogContext.ts).
  */
@@ -73,8 +74,8 @@ const observedApps = Effect.gen(function*() {
   }
 })
 
-/** The direct routes' handlers by `METHOD url`, given the server's means to hand answers back. */
-const directHandlers = Effect.gen(function*() {
+/** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
+const requestHandlers = Effect.gen(function*() {
   const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
   const apps = yield* observedApps
   const handler = yield* NodeHttpServer.makeHandler(apps.app)
@@ -96,7 +97,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
   Layer.scoped(
     ServerAddress,
     Effect.gen(function*() {
-      const { handler, direct } = yield* directHandlers
+      const { handler, direct } = yield* requestHandlers
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
         Effect.sync(() => startOverloadGuard({
