@@ -67,7 +67,7 @@ describe("WORKERS share one port", () => {
       const perTurn = new Map<string, number>()
       for (const { pid, turn } of answers) perTurn.set(`${pid}/${turn}`, (perTurn.get(`${pid}/${turn}`) ?? 0) + 1)
       const busiest = Math.max(...perTurn.values())
-      // One listening handle per worker would take one connection per turn; each has 16 copies.
+      // One listening handle per worker would take one connection per turn; each has 64 copies.
       assert.isAtLeast(busiest, 8, JSON.stringify([...perTurn]))
       assert.isTrue(answers.every(({ pid }) => workers.includes(pid)), "only workers answer")
       fixture.child.kill("SIGTERM")
