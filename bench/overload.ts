@@ -1,0 +1,83 @@
+/**
+ * `npm run bench:overload`: the overload row of `bench:runs` alone, at a fixed offered rate, for builds side by side.
+ * For each round and each build in `BENCH_SERVICE_SCRIPTS` (comma-separated, default the bundle `npm start` runs;
+ * build another into its own file to compare), it starts the service as `bench:runs` does (two workers by default,
+ * PostgreSQL, an upstream answering in 20 ms) on a fresh database with 100 organizations, warms it up with 64
+ * connections for 4 s, then offers `BENCH_RATE` runs a second (default 2,000) for 3 s with `deadline_ms` 2,000 and
+ * prints how many answers came later than the deadline + 100 ms, by status, beside the load generator's own
+ * event-loop delay (it shares the machine). `BENCH_ROUNDS` (default 2) alternates the builds that many times, so a
+ * comparison is made in one run on one machine.
+ */
+import { ServerNodeFlags } from "../src/Workers.js"
+import { createBenchDatabase } from "./support/BenchDatabase.js"
+import { seedOrganizations } from "./support/BenchSeed.js"
+import { type LoadRequest, runLoad, runOpenLoop } from "./support/Load.js"
+import { startNode } from "./support/Processes.js"
+
+const scripts = (process.env.BENCH_SERVICE_SCRIPTS ?? "dist/main.mjs").split(",").filter((script) => script !== "")
+const rate = Number(process.env.BENCH_RATE ?? 2_000)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
+
+const body = (deadline: boolean) =>
+  JSON.stringify({
+    kind: "decision",
+    state: "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200),
+    questions: { refund: { type: "noul", instructions: "Does the customer ask for a refund of a duplicate charge?" } },
+    ...(deadline ? { deadline_ms: 2_000 } : {})
+  })
+
+const oneBuild = async (script: string) => {
+  const database = await createBenchDatabase()
+  const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "20" })
+  const service = await startNode(script, {
+    DATABASE_URL: database.url,
+    BILLING_PROVIDER: "local",
+    DATABASE_POOL_SIZE: "16",
+    DECISION_PROVIDER: "openai",
+    DECISION_PROVIDER_URL: `${upstream.url}/v1`,
+    DECISION_PROVIDER_MODEL: "bench",
+    LOG_LEVEL: "error"
+  }, "/readyz", ServerNodeFlags)
+  try {
+    const organizations = await seedOrganizations(database.url, 100, 1_000_000_000_000, "overload")
+    let sent = 0
+    const request = (deadline: boolean) => (): LoadRequest => {
+      const organization = organizations[sent++ % organizations.length]!
+      return {
+        method: "POST",
+        path: "/v1/runs",
+        headers: {
+          authorization: `Bearer ${organization.secret}`,
+          "content-type": "application/json",
+          "idempotency-key": `overload-${process.pid}-${sent}`
+        },
+        body: body(deadline)
+      }
+    }
+    const warm = await runLoad({ baseUrl: service.url, connections: 64, seconds: 4, warmupSeconds: 1, request: request(false) })
+    const row = await runOpenLoop({ baseUrl: service.url, ratePerSecond: rate, seconds: 3, lateAfterMs: 2_100, request: request(true) })
+    const late = Object.entries(row.lateByStatus).map(([status, count]) => `${status}x${count}`).join(" ") || "none"
+    const statuses = Object.entries(row.statuses).map(([status, count]) => `${status}x${count}`).join(" ")
+    console.log(`${script}: warm-up ${warm.perSecond.toFixed(0)} runs/s at 64 in flight; offered ${rate}/s for 3 s: ` +
+      `${row.late} of ${row.sent} later than deadline + 100 ms (${late}), ${statuses}, p99 ${row.p99.toFixed(0)} ms, ` +
+      `max ${row.max.toFixed(0)} ms; the generator's event-loop delay p99 ${row.generatorLag.p99.toFixed(0)} ms, ` +
+      `max ${row.generatorLag.max.toFixed(0)} ms, ${row.connections} connections opened`)
+  } finally {
+    await service.stop()
+    await upstream.stop()
+    await database.drop()
+  }
+}
+
+const main = async () => {
+  console.log(`overload: ${rate} runs/s offered for 3 s, deadline_ms 2000, upstream 20 ms, 100 organizations; ` +
+    `${rounds} round(s) of ${scripts.join(", ")}`)
+  for (let round = 0; round < rounds; round++) {
+    for (const script of scripts) await oneBuild(script)
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})
