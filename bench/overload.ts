@@ -11,20 +11,13 @@
 import { ServerNodeFlags } from "../src/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
-import { type LoadRequest, runLoad, runOpenLoop } from "./support/Load.js"
+import { runLoad, runOpenLoop } from "./support/Load.js"
+import { runBody, runRequests } from "./support/RunRequests.js"
 import { startNode } from "./support/Processes.js"
 
 const scripts = (process.env.BENCH_SERVICE_SCRIPTS ?? "dist/main.mjs").split(",").filter((script) => script !== "")
 const rate = Number(process.env.BENCH_RATE ?? 2_000)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
-
-const body = (deadline: boolean) =>
-  JSON.stringify({
-    kind: "decision",
-    state: "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200),
-    questions: { refund: { type: "noul", instructions: "Does the customer ask for a refund of a duplicate charge?" } },
-    ...(deadline ? { deadline_ms: 2_000 } : {})
-  })
 
 const oneBuild = async (script: string) => {
   const database = await createBenchDatabase()
@@ -40,22 +33,20 @@ const oneBuild = async (script: string) => {
   }, "/readyz", ServerNodeFlags)
   try {
     const organizations = await seedOrganizations(database.url, 100, 1_000_000_000_000, "overload")
-    let sent = 0
-    const request = (deadline: boolean) => (): LoadRequest => {
-      const organization = organizations[sent++ % organizations.length]!
-      return {
-        method: "POST",
-        path: "/v1/runs",
-        headers: {
-          authorization: `Bearer ${organization.secret}`,
-          "content-type": "application/json",
-          "idempotency-key": `overload-${process.pid}-${sent}`
-        },
-        body: body(deadline)
-      }
-    }
-    const warm = await runLoad({ baseUrl: service.url, connections: 64, seconds: 4, warmupSeconds: 1, request: request(false) })
-    const row = await runOpenLoop({ baseUrl: service.url, ratePerSecond: rate, seconds: 3, lateAfterMs: 2_100, request: request(true) })
+    const warm = await runLoad({
+      baseUrl: service.url,
+      connections: 64,
+      seconds: 4,
+      warmupSeconds: 1,
+      request: runRequests(organizations, "overload")
+    })
+    const row = await runOpenLoop({
+      baseUrl: service.url,
+      ratePerSecond: rate,
+      seconds: 3,
+      lateAfterMs: 2_100,
+      request: runRequests(organizations, "overload", runBody({ deadline_ms: 2_000 }))
+    })
     const late = Object.entries(row.lateByStatus).map(([status, count]) => `${status}x${count}`).join(" ") || "none"
     const statuses = Object.entries(row.statuses).map(([status, count]) => `${status}x${count}`).join(" ")
     console.log(`${script}: warm-up ${warm.perSecond.toFixed(0)} runs/s at 64 in flight; offered ${rate}/s for 3 s: ` +

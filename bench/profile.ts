@@ -12,6 +12,7 @@ import { ServerNodeFlags } from "../src/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad } from "./support/Load.js"
+import { runRequests } from "./support/RunRequests.js"
 import { cpuMillis, startNode } from "./support/Processes.js"
 
 interface ProfileNode {
@@ -80,12 +81,6 @@ const main = async () => {
   }, "/readyz", ["--cpu-prof", "--cpu-prof-dir", dir, ...ServerNodeFlags])
   try {
     const organizations = await seedOrganizations(database.url, 10, 1_000_000_000_000, "profile")
-    let sent = 0
-    const body = JSON.stringify({
-      kind: "decision",
-      state: "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200),
-      questions: { refund: { type: "noul", instructions: "Does the customer ask for a refund of a duplicate charge?" } }
-    })
     const warmupSeconds = 2
     const result = await runLoad({
       warmupSeconds,
@@ -93,19 +88,7 @@ const main = async () => {
       connections,
       seconds,
       cpu: { service: () => cpuMillis(service.process.pid!) },
-      request: () => {
-        const organization = organizations[sent++ % organizations.length]!
-        return {
-          method: "POST",
-          path: "/v1/runs",
-          headers: {
-            authorization: `Bearer ${organization.secret}`,
-            "content-type": "application/json",
-            "idempotency-key": `profile-${process.pid}-${sent}`
-          },
-          body
-        }
-      }
+      request: runRequests(organizations, "profile")
     })
     measuredFrom = Date.now() - seconds * 1000
     console.log(`${connections} in flight for ${seconds} s: ${result.perSecond.toFixed(0)} runs/s, ` +

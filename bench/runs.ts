@@ -15,40 +15,20 @@ import { ServerNodeFlags } from "../src/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
+import { RefundQuestion, runBody, runRequests, Ticket } from "./support/RunRequests.js"
 import { cpuMillisOfCommand, cpuMillisOfTree, freePort, startNode } from "./support/Processes.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const ticket = "Hello, I am writing about order 84-1192. ".repeat(30).slice(0, 1_200)
-const runBody = (state: string) =>
-  JSON.stringify({
-    kind: "decision",
-    state,
-    questions: { refund: { type: "noul", instructions: "Does the customer ask for a refund of a duplicate charge?" } }
-  })
 const chatBody = JSON.stringify(letterRequest("bench", {
-  state: ticket,
+  state: Ticket,
   context: [],
-  instructions: "Does the customer ask for a refund of a duplicate charge?",
+  instructions: RefundQuestion,
   type: "noul",
   options: [{ name: "yes", description: null }, { name: "no", description: null }],
   thinkTokens: 0
 }, null))
 
-let keys = 0
-const runRequest = (organizations: ReadonlyArray<BenchOrganization>) => () => {
-  const organization = organizations[keys % organizations.length]!
-  keys += 1
-  return {
-    method: "POST",
-    path: "/v1/runs",
-    headers: {
-      authorization: `Bearer ${organization.secret}`,
-      "content-type": "application/json",
-      "idempotency-key": `bench-${process.pid}-${keys}`
-    },
-    body: runBody(ticket)
-  }
-}
+const runRequest = (organizations: ReadonlyArray<BenchOrganization>) => runRequests(organizations, "bench")
 const chatRequest = () => ({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: chatBody })
 
 const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
@@ -144,7 +124,7 @@ const main = async () => {
     const [busyLimited] = await seedOrganizations(database.url, 1, 1_000_000_000_000, "limited")
     await seedHistory(database.url, [...spread, busy!, busyLimited!], 500)
     await limitKeys(database.url, busyLimited!.organizationId)
-    console.log(`decision runs: one question, ~${runBody(ticket).length} B body, ${seconds} s per row after a 2 s warm-up; 101 organizations with 500 settled runs each already stored`)
+    console.log(`decision runs: one question, ~${runBody().length} B body, ${seconds} s per row after a 2 s warm-up; 101 organizations with 500 settled runs each already stored`)
     console.log(`service pid ${service.process.pid}, upstream pid ${upstream.process.pid}, PostgreSQL ${database.url.replace(/\/\/.*@/, "//")}`)
     const cpu = { service: () => cpuMillisOfTree(service.process.pid!), postgres: () => cpuMillisOfCommand("postgres") }
     let capacity = 0
@@ -193,10 +173,7 @@ const main = async () => {
       ratePerSecond: rate,
       seconds: 3,
       lateAfterMs: 2_100,
-      request: () => {
-        const request = runRequest(spread)()
-        return { ...request, body: JSON.stringify({ ...JSON.parse(request.body), deadline_ms: 2_000 }) }
-      }
+      request: runRequests(spread, "bench", runBody({ deadline_ms: 2_000 }))
     }))
     console.log(`offered ${rate}/s for 3 s: ${overload.answered}/${overload.sent} answered, p50 ${fmt(overload.p50)} ms, p99 ${fmt(overload.p99)} ms, max ${fmt(overload.max)} ms, later than deadline + 100 ms: ${overload.late}, errors ${overload.errors}  ${Object.entries(overload.statuses).map(([s, c]) => `${s}x${c}`).join(" ")}${shedText()}`)
     console.log(`              late by status: ${Object.entries(overload.lateByStatus).map(([s, c]) => `${s}x${c}`).join(" ") || "none"}; the late answers' own Server-Timing total p50 ${fmt(overload.lateServerTotal.p50)} ms, max ${fmt(overload.lateServerTotal.max)} ms`)
