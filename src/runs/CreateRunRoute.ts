@@ -14,7 +14,7 @@ import { type Headers, type HttpServerResponse, HttpTraceContext } from "@effect
 import { type Cause, Effect, type FiberId, FiberRef, FiberRefs, Layer, Runtime, Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api } from "../../schema/Api.js"
-import { Actor, type ActorShape } from "../../schema/Auth.js"
+import { Actor } from "../../schema/Auth.js"
 import { CurrentRequestId } from "../../schema/Errors.js"
 import type { RunRequest } from "../../schema/RunsApi.js"
 import { authenticate } from "../auth/Authenticate.js"
@@ -60,7 +60,8 @@ const handedBack = (cause: Cause.Cause<unknown>, marks: TimingMarks | undefined)
 const header = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
   typeof value === "string" ? value : undefined
 
-interface RouteContext {
+/** What the route works with: the services, the endpoint as the route table describes it, CORS and the server. */
+interface RunRoute {
   readonly runs: RunsService
   readonly verifier: CredentialVerifier["Type"]
   readonly info: EndpointInfo
@@ -70,7 +71,7 @@ interface RouteContext {
 }
 
 /** The caller and the decoded payload, checked in the API's order; fails as the API's middlewares would. */
-const accept = (context: RouteContext, raw: IncomingMessage) =>
+const accept = (context: RunRoute, raw: IncomingMessage) =>
   Effect.gen(function*() {
     const actor = yield* authenticate(context.verifier, header(raw.headers.authorization))
     const body = yield* readJsonPayload(raw, context.info)
@@ -80,7 +81,7 @@ const accept = (context: RouteContext, raw: IncomingMessage) =>
   })
 
 /** The headers the API sends a run with: its body's, the edge's (CORS, request id), then `Server-Timing`. */
-const runHeaders = (context: RouteContext, raw: IncomingMessage, requestId: string, body: string, marks: TimingMarks) => {
+const runHeaders = (context: RunRoute, raw: IncomingMessage, requestId: string, body: string, marks: TimingMarks) => {
   const cors = context.cors.responseHeaders(header(raw.headers.origin))
   return {
     "content-type": "application/json",
@@ -91,11 +92,11 @@ const runHeaders = (context: RouteContext, raw: IncomingMessage, requestId: stri
   }
 }
 
-const serve = (context: RouteContext, raw: IncomingMessage, requestId: string, started: number) =>
+const serve = (context: RunRoute, raw: IncomingMessage, requestId: string, started: number) =>
   Effect.gen(function*() {
     const accepted = yield* Effect.exit(accept(context, raw))
     if (accepted._tag === "Failure") return handedBack(accepted.cause, undefined)
-    const { actor, payload }: { actor: ActorShape; payload: RunRequest } = accepted.value
+    const { actor, payload } = accepted.value
     const marks = newTimingMarks()
     const created = yield* Effect.exit(context.runs.create(actor, payload, header(raw.headers["idempotency-key"]), marks))
     if (created._tag === "Failure") return handedBack(created.cause, marks)
@@ -109,8 +110,8 @@ const serve = (context: RouteContext, raw: IncomingMessage, requestId: string, s
   })
 
 /** The route's handler on a server. */
-const handler = (context: Omit<RouteContext, "server">) => (server: DirectServer) => {
-  const routeContext: RouteContext = { ...context, server }
+const handler = (context: Omit<RunRoute, "server">) => (server: DirectServer) => {
+  const route: RunRoute = { ...context, server }
   const runFork = Runtime.runFork(server.runtime)
   return (request: IncomingMessage, response: ServerResponse) => {
     const started = performance.now()
@@ -120,7 +121,7 @@ const handler = (context: Omit<RouteContext, "server">) => (server: DirectServer
     // The caller's trace (`traceparent`, B3) is the run's parent span, as the platform's request span would be:
     // the request's log lines carry its trace id (RequestLogContext.ts).
     const caller = HttpTraceContext.fromHeaders(request.headers as Headers.Headers)
-    const served = serve(routeContext, request, requestId, started)
+    const served = serve(route, request, requestId, started)
     const fiber = runFork(
       caller._tag === "None" ? served : Effect.provideService(served, Tracer.ParentSpan, caller.value),
       { updateRefs }
