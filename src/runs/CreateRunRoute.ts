@@ -7,11 +7,13 @@
  * CORS headers, `x-request-id`, `Server-Timing`) and counted as the API counts it. Every failure is handed back to the
  * API, which answers it through its edge and error encoding exactly as if its router had served the request: a
  * failure of the handler with the run's `Server-Timing` (and `Retry-After` on `key_rate_limited`), one before it
- * without, as there. While spans are exported (an OTLP endpoint set), the route is not taken: the API serves it
- * under the platform's request span.
+ * without, as there. The run's work (admission, the model, settlement) goes on in the same fiber (`Runs.createHere`),
+ * a root fiber nothing interrupts, so a run takes one fiber where the router's way takes two; its deadline answers
+ * from a timer while the fiber goes on to settle the run. While spans are exported (an OTLP endpoint set), the route
+ * is not taken: the API serves it under the platform's request span.
  */
 import { type Headers, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
-import { type Cause, Effect, type FiberId, FiberRef, FiberRefs, Layer, Runtime, Tracer } from "effect"
+import { Cause, Effect, type FiberId, FiberRef, FiberRefs, Layer, Runtime, Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
@@ -92,15 +94,32 @@ const runHeaders = (context: RunRoute, raw: IncomingMessage, requestId: string, 
   }
 }
 
-const serve = (context: RunRoute, raw: IncomingMessage, requestId: string, started: number) =>
+/**
+ * The request in the route's fiber, which also does the run's work (`Runs.createHere`): ends with how the request is
+ * to be answered, or `null` when the run's deadline passed first and `onDeadline` was given the answer (from a timer,
+ * while the fiber goes on to settle the run).
+ */
+const serve = (
+  context: RunRoute,
+  raw: IncomingMessage,
+  requestId: string,
+  started: number,
+  onDeadline: (ending: Ending) => void
+) =>
   Effect.gen(function*() {
     const accepted = yield* Effect.exit(accept(context, raw))
     if (accepted._tag === "Failure") return handedBack(accepted.cause, undefined)
     const { actor, payload } = accepted.value
     const marks = newTimingMarks()
-    const created = yield* Effect.exit(context.runs.create(actor, payload, header(raw.headers["idempotency-key"]), marks))
+    const created = yield* Effect.exit(
+      context.runs.createHere(actor, payload, header(raw.headers["idempotency-key"]), marks, (error) =>
+        onDeadline(handedBack(Cause.fail(error), marks)))
+    )
     if (created._tag === "Failure") return handedBack(created.cause, marks)
-    const view = context.runs.view(created.value)
+    const ran = created.value
+    if (ran === null) return null
+    if (ran._tag === "Failure") return handedBack(ran.cause, marks)
+    const view = context.runs.view(ran.value)
     const status = answerStatus(view)
     const body = JSON.stringify(view)
     const headers = runHeaders(context, raw, requestId, body, marks)
@@ -121,13 +140,10 @@ const handler = (context: Omit<RunRoute, "server">) => (server: DirectServer) =>
     // The caller's trace (`traceparent`, B3) is the run's parent span, as the platform's request span would be:
     // the request's log lines carry its trace id (RequestLogContext.ts).
     const caller = HttpTraceContext.fromHeaders(request.headers as Headers.Headers)
-    const served = serve(route, request, requestId, started)
-    const fiber = runFork(
-      caller._tag === "None" ? served : Effect.provideService(served, Tracer.ParentSpan, caller.value),
-      { updateRefs }
-    )
-    fiber.addObserver((exit) => {
-      const ending = exit._tag === "Success" ? exit.value : handedBack(exit.cause, undefined)
+    let ended = false
+    const end = (ending: Ending) => {
+      if (ended) return
+      ended = true
       if (ending._tag === "Written") {
         response.writeHead(ending.status, ending.headers)
         response.end(ending.body)
@@ -136,6 +152,15 @@ const handler = (context: Omit<RunRoute, "server">) => (server: DirectServer) =>
       // The API's edge fixes the request id from this header: it must be the one the run was logged with.
       if (request.headers["x-request-id"] !== requestId) request.headers["x-request-id"] = requestId
       server.viaApi(request, response, ending.answer)
+    }
+    const served = serve(route, request, requestId, started, end)
+    const fiber = runFork(
+      caller._tag === "None" ? served : Effect.provideService(served, Tracer.ParentSpan, caller.value),
+      { updateRefs }
+    )
+    fiber.addObserver((exit) => {
+      if (exit._tag === "Failure") end(handedBack(exit.cause, undefined))
+      else if (exit.value !== null) end(exit.value)
     })
   }
 }

@@ -5,7 +5,8 @@
  * passes, and the run is then stored as the failure the caller was told (never `completed`): before settlement the
  * run is marked so, while its settlement waits its turn it yields to that failure, and while a settlement attempt is
  * under way the answer waits for it (it may store the run completed, and the caller then hears so). The work goes on
- * in its own fiber when the caller goes away, so every run is settled and every answered call billed.
+ * in a fiber nothing interrupts when the caller goes away, so every run is settled and every answered call billed:
+ * its own fiber (`executeRun`), or the direct route's (`runWithDeadline`, from src/runs/CreateRunRoute.ts).
  */
 import { Context, Effect, Exit, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
 import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
@@ -225,8 +226,43 @@ export interface RunRequestShape {
 }
 
 /**
+ * The work of a run in the current fiber, against its deadline: the effect ends once the run has settled, with the
+ * work's exit, unless the deadline and its grace passed first. Then `onDeadline` has already answered the caller
+ * with `deadline_exceeded` (called from a timer, outside the fiber) and the effect ends with `null`: the run's own
+ * end is no longer the caller's (see the module header). The fiber must be one nothing interrupts (a root fiber):
+ * the run must settle whatever happens to the caller.
+ */
+export const runWithDeadline = (
+  context: RunContext,
+  request: RunRequestShape,
+  timing: RunTiming,
+  onDeadline: (error: DeadlineExceeded) => void
+): Effect.Effect<Exit.Exit<RunOutcome, WorkError> | null> =>
+  Effect.suspend(() => {
+    const race: Race = { answered: false, settling: undefined, calls: [] }
+    // Past the deadline, a settlement attempt under way is waited for; should it fail (the database gone), the
+    // run's end can then still be replaced, so the check repeats until one or the other happens.
+    const expire = () => {
+      if (race.answered) return
+      if (race.settling !== undefined && !race.settling.yieldTo(deadlineEnd(race.calls))) {
+        timer = setTimeout(expire, RecheckMs)
+        return
+      }
+      race.answered = true
+      onDeadline(deadlineError())
+    }
+    let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
+    return Effect.map(Effect.exit(work(context, race, request, timing)), (exit) => {
+      clearTimeout(timer)
+      if (race.answered) return null
+      race.answered = true
+      return exit
+    })
+  })
+
+/**
  * Executes a run in its own root fiber, which goes on (and settles the run) whatever happens to the caller; answers
- * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (see the module header). The
+ * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (`runWithDeadline`). The
  * fiber runs under the request's span, and logs with the request's loggers and request id (`request_id`, `trace_id`):
  * they are set in its fiber refs as it is made, not by `Effect.locally` and `withParentSpan` around its work (each of
  * those is an uninterruptible acquire-use-release of some twenty steps of the runtime, on every run).
@@ -250,26 +286,18 @@ export const executeRun = (
         ]
       })
     return Effect.async<RunOutcome, WorkError>((resume) => {
-      const race: Race = { answered: false, settling: undefined, calls: [] }
-      let done = false
+      let answered = false
       const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
-        if (done) return
-        done = true
-        clearTimeout(timer)
+        if (answered) return
+        answered = true
         resume(exit)
       }
-      // Past the deadline, a settlement attempt under way is waited for; should it fail (the database gone), the
-      // run's end can then still be replaced, so the check repeats until one or the other happens.
-      const expire = () => {
-        if (done) return
-        if (race.settling !== undefined && !race.settling.yieldTo(deadlineEnd(race.calls))) {
-          timer = setTimeout(expire, RecheckMs)
-          return
-        }
-        race.answered = true
-        answer(Exit.fail(deadlineError()))
-      }
-      let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
-      Runtime.runFork(runtime)(work(context, race, request, timing), { updateRefs }).addObserver(answer)
+      Runtime.runFork(runtime)(runWithDeadline(context, request, timing, (error) => answer(Exit.fail(error))), {
+        updateRefs
+      }).addObserver((exit) => {
+        // The work's own exit, unless the deadline answered already (null); a defect of the fiber itself otherwise.
+        if (exit._tag === "Failure") answer(Exit.failCause(exit.cause))
+        else if (exit.value !== null) answer(exit.value)
+      })
     })
   })

@@ -3,10 +3,11 @@
  * the run executed: RunExecution.ts), the router's classification runs, and the stored runs read back for
  * `GET /v1/runs`, `GET /v1/runs/{run_id}` and its stream.
  */
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Either, type Exit, Layer, Option } from "effect"
 import type { ActorShape } from "../../schema/Auth.js"
 import {
   type DatabaseUnavailable,
+  type DeadlineExceeded,
   IdempotencyKeyRequired,
   InvalidIdempotencyKey,
   RunNotFound
@@ -17,7 +18,15 @@ import { CallRecorder } from "../ledger/CallRecorder.js"
 import { RunLedger } from "../ledger/RunLedger.js"
 import type { RunOrigin } from "../ledger/RunRecord.js"
 import { ModelProvider } from "../providers/ModelProvider.js"
-import { executeRun, type RunContext, type RunOutcome, type RunRequestShape, type RunTiming, type WorkError } from "./RunExecution.js"
+import {
+  executeRun,
+  type RunContext,
+  type RunOutcome,
+  type RunRequestShape,
+  type RunTiming,
+  runWithDeadline,
+  type WorkError
+} from "./RunExecution.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
 import { type RunListStart, RunsRepo } from "./RunsRepo.js"
 import { clampRunListLimit, parseRunId, type RunListPageView, runListPageView, runView, type RunView } from "./RunView.js"
@@ -48,6 +57,18 @@ export interface RunsService {
     idempotencyKeyHeader: string | undefined,
     timing: RunTiming
   ) => Effect.Effect<RunOutcome, RunError | IdempotencyKeyRequired | InvalidIdempotencyKey>
+  /**
+   * `create` in the current fiber, which must be one nothing interrupts (the direct route's, CreateRunRoute.ts):
+   * fails with the request's own refusals; then ends with the run's exit once it settled, or with `null` when its
+   * deadline passed first and `onDeadline` answered the caller (`runWithDeadline`). One fiber per run instead of two.
+   */
+  readonly createHere: (
+    actor: ActorShape,
+    request: RunRequest,
+    idempotencyKeyHeader: string | undefined,
+    timing: RunTiming,
+    onDeadline: (error: DeadlineExceeded) => void
+  ) => Effect.Effect<Exit.Exit<RunOutcome, WorkError> | null, RunSpecError | IdempotencyKeyRequired | InvalidIdempotencyKey>
   /** Runs an already compiled spec for a caller (the router's classification: a run of the calling key). */
   readonly execute: (
     actor: ActorShape,
@@ -90,13 +111,19 @@ const make = Effect.gen(function*() {
   const names = { id: config.decisionModelId, alias: config.decisionModelAlias }
   const runtime = yield* Effect.runtime<never>()
 
+  /** The run a `POST /v1/runs` asks for, once its idempotency key and its request passed their own checks. */
+  const runOf = (actor: ActorShape, request: RunRequest, idempotencyKeyHeader: string | undefined) =>
+    Effect.gen(function*() {
+      const idempotencyKey = yield* checkIdempotencyKey(idempotencyKeyHeader)
+      const spec = yield* compileRunSpec(request, names)
+      return requestOf(actor, "runs", idempotencyKey, spec)
+    })
+
   return Runs.of({
     create: (actor, request, idempotencyKeyHeader, timing) =>
-      Effect.gen(function*() {
-        const idempotencyKey = yield* checkIdempotencyKey(idempotencyKeyHeader)
-        const spec = yield* compileRunSpec(request, names)
-        return yield* executeRun(context, runtime, requestOf(actor, "runs", idempotencyKey, spec), timing)
-      }),
+      Effect.flatMap(runOf(actor, request, idempotencyKeyHeader), (run) => executeRun(context, runtime, run, timing)),
+    createHere: (actor, request, idempotencyKeyHeader, timing, onDeadline) =>
+      Effect.flatMap(runOf(actor, request, idempotencyKeyHeader), (run) => runWithDeadline(context, run, timing, onDeadline)),
     execute: (actor, origin, idempotencyKey, spec, timing) =>
       executeRun(context, runtime, requestOf(actor, origin, idempotencyKey, spec), timing),
     get: (organizationId, id) =>
