@@ -138,8 +138,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
       assert.strictEqual(response.status, 504)
       assert.strictEqual(codeOf(response), "deadline_exceeded")
       assert.isBelow(elapsed, 2_000, "answered near its deadline, not when the upstream gave up")
-      // Answered from the deadline's timer while the run's fiber goes on: still the handler's failure, with the run's
-      // Server-Timing and the caller's request id.
+      // The handler's failure: with the run's Server-Timing and the caller's request id.
       assert.match(String(response.headers["server-timing"]), /^admit;dur=[0-9.]+, upstream;dur=[0-9.]+, gateway;dur=[0-9.]+, total;dur=[0-9.]+/)
       assert.strictEqual(response.headers["x-request-id"], "deadline-run-1")
       assert.strictEqual(response.json().error.request_id, "deadline-run-1")
