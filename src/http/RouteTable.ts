@@ -47,6 +47,16 @@ export interface EndpointInfo {
     body: Effect.Effect<unknown>,
     headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
   ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiDecodeError>
+  /**
+   * The same decoding of a body already read, without the runtime: the decoded input when every part decodes, or
+   * `undefined` when one does not (then `decodeInput` says why, in HttpApi's words). Schemas with asynchronous parts
+   * also answer `undefined`.
+   */
+  readonly decodeInputNow: (
+    params: HttpRouter.RouteContext["params"],
+    body: unknown,
+    headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  ) => DecodedInput | undefined
 }
 
 /** An endpoint's payload and headers as HttpApi decodes them (undefined where the endpoint declares none). */
@@ -103,6 +113,23 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithPr
     }).pipe(Effect.catchAll(HttpApiError.HttpApiDecodeError.refailParseError))
 }
 
+const decoderNow = (schema: Option.Option<Schema.Schema.Any>) =>
+  Option.map(schema, (value) => ParseResult.decodeUnknownEither(value as Schema.Schema<unknown, unknown, never>))
+
+const compileInputDecoderNow = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodeInputNow"] => {
+  const path = decoderNow(endpoint.pathSchema)
+  const payload = decoderNow(endpoint.payloadSchema)
+  const headers = decoderNow(endpoint.headersSchema)
+  return (params, body, given) => {
+    if (Option.isSome(path) && path.value(params)._tag === "Left") return undefined
+    const decodedPayload = Option.isSome(payload) ? payload.value(body) : undefined
+    if (decodedPayload?._tag === "Left") return undefined
+    const decodedHeaders = Option.isSome(headers) ? headers.value(given) : undefined
+    if (decodedHeaders?._tag === "Left") return undefined
+    return { payload: decodedPayload?.right, headers: decodedHeaders?.right }
+  }
+}
+
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>,
@@ -146,7 +173,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
         // The body is read (`request.json`, a getter that starts reading) only when the endpoint has a payload.
         decodeRequest: (request, params) =>
           Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
-        decodeInput
+        decodeInput,
+        decodeInputNow: compileInputDecoderNow(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
       })
     }
   })
