@@ -80,7 +80,8 @@ const accept = (context: RunRoute, raw: IncomingMessage) =>
     // Decoded without the runtime when it decodes; HttpApi's decoders say why when it does not.
     const input = context.info.decodeInputNow({}, body.value, raw.headers) ??
       (yield* context.info.decodeInput({}, Effect.succeed(body.value), raw.headers))
-    yield* Effect.provideService(checkScope(context.scope, Effect.void), Actor, actor)
+    // A granted scope costs nothing more; `checkScope` words the refusal.
+    if (!actor.scopes.has(context.scope)) yield* Effect.provideService(checkScope(context.scope, Effect.void), Actor, actor)
     return { actor, payload: input.payload as RunRequest }
   })
 
