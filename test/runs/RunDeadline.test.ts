@@ -1,0 +1,149 @@
+/**
+ * `runWithDeadline` (src/runs/RunExecution.ts), the run's work in its caller's fiber against its deadline, as the
+ * direct route of `POST /v1/runs` runs it: with a ledger whose settlement the test holds, the two ways a deadline can
+ * end. A settlement still queued when the deadline and its grace pass yields to the failure the caller is told at
+ * once (`onDeadline`, from a timer), and the fiber, which goes on until the run is settled, ends with `null`. A
+ * settlement attempt under way at that moment is waited for, and its outcome is the caller's.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Exit, Fiber, Schema } from "effect"
+import type { DeadlineExceeded } from "../../schema/Errors.js"
+import { RunRequest } from "../../schema/RunsApi.js"
+import type { CallRecorderService } from "../../src/ledger/CallRecorder.js"
+import type { RunLedgerService, SettlementResult } from "../../src/ledger/RunLedger.js"
+import type { RunEnd } from "../../src/ledger/Settlement.js"
+import type { ModelProvider } from "../../src/providers/ModelProvider.js"
+import { DeadlineGraceMs, type RunContext, runWithDeadline } from "../../src/runs/RunExecution.js"
+import { compileRunSpec } from "../../src/runs/RunSpec.js"
+import { oneQuestion } from "../support/Runs.js"
+
+const DeadlineMs = 200
+
+const spec = Either.getOrThrow(
+  compileRunSpec(Schema.decodeUnknownSync(RunRequest)(oneQuestion({ deadline_ms: DeadlineMs })), { id: "m", alias: "m" })
+)
+
+/** An upstream that answers every read at once, "yes" at 0.9. */
+const provider: ModelProvider["Type"] = {
+  identity: { provider: "openai", modelId: "m" },
+  read: () =>
+    Effect.succeed({
+      probabilities: [0.9, 0.1],
+      calls: [{
+        retryOrdinal: 0,
+        status: "succeeded",
+        inputTokens: 40,
+        outputTokens: 1,
+        providerRequestId: "chatcmpl-1",
+        at: new Date(),
+        purpose: "answer"
+      }]
+    })
+}
+
+const recorder: CallRecorderService = {
+  record: () => Effect.void,
+  forRun: () => ({ add: () => {}, stop: Effect.void })
+}
+
+/**
+ * A ledger that admits at once and settles when the test says so: `attempting` says whether a settlement attempt is
+ * under way (then the end can no longer be replaced), `release` lets it commit, `stored` is the end it committed.
+ */
+const heldLedger = (attempting: boolean) =>
+  Effect.gen(function*() {
+    const release = yield* Deferred.make<void>()
+    const settling = yield* Deferred.make<void>()
+    let stored: RunEnd | undefined
+    const ledger: RunLedgerService = {
+      admit: (request) =>
+        Effect.succeed({
+          _tag: "Admitted",
+          run: {
+            pending: {
+              id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+              organizationId: request.organizationId,
+              origin: request.origin,
+              idempotencyKey: request.idempotencyKey,
+              kind: request.kind,
+              inputDigest: request.inputDigest,
+              period: "2026-11-01",
+              holdMicros: request.holdMicros,
+              holdTokens: request.holdTokens,
+              createdAt: new Date(),
+              deadlineAt: new Date(request.deadline),
+              holder: "test",
+              keyId: request.keyId
+            },
+            holdCredit: false,
+            reservation: undefined
+          }
+        }),
+      settle: (_run, end) => {
+        let current = end
+        Deferred.unsafeDone(settling, Exit.void)
+        return {
+          yieldTo: (fallback) => {
+            if (attempting) return false
+            current = fallback
+            return true
+          },
+          committed: Effect.map(Deferred.await(release), (): SettlementResult => {
+            stored = current
+            return { balanceMicros: null, rechargeDue: false, settledAt: new Date(), end: current, refused: false }
+          })
+        }
+      }
+    }
+    return { ledger, release, settling, stored: () => stored }
+  })
+
+const contextOf = (ledger: RunLedgerService): RunContext => ({ ledger, recorder, provider, modelId: "m", pricePerMtokMicros: 1_000_000 })
+
+const request = { organizationId: "org_test", keyId: null, origin: "runs", idempotencyKey: "k-1", spec } as const
+
+describe("a run's deadline in its caller's fiber", () => {
+  it.live("a settlement still queued at the deadline yields: the caller is told 504 at once, the fiber ends null", () =>
+    Effect.gen(function*() {
+      const held = yield* heldLedger(false)
+      const told = yield* Deferred.make<{ readonly error: DeadlineExceeded; readonly at: number }>()
+      const started = Date.now()
+      const fiber = yield* Effect.fork(
+        runWithDeadline(contextOf(held.ledger), request, { started }, (error) =>
+          Deferred.unsafeDone(told, Exit.succeed({ error, at: Date.now() })))
+      )
+      yield* Deferred.await(held.settling)
+      const { at, error } = yield* Deferred.await(told)
+      assert.strictEqual(error._tag, "deadline_exceeded")
+      assert.isAtLeast(at - started, DeadlineMs + DeadlineGraceMs - 5)
+      assert.isBelow(at - started, DeadlineMs + DeadlineGraceMs + 500)
+      // The fiber goes on until the run is settled, with the failure the caller was told.
+      assert.isNull(fiber.unsafePoll())
+      yield* Deferred.succeed(held.release, undefined)
+      assert.isNull(yield* Fiber.join(fiber))
+      const stored = held.stored()!
+      assert.strictEqual(stored.state, "failed")
+      assert.strictEqual(stored.errorCode, "deadline_exceeded")
+      assert.isNull(stored.output)
+      assert.deepStrictEqual(stored.calls.map((call) => call.providerRequestId), ["chatcmpl-1"])
+    }))
+
+  it.live("a settlement attempt under way at the deadline is waited for, and its outcome is the caller's", () =>
+    Effect.gen(function*() {
+      const held = yield* heldLedger(true)
+      let told = false
+      const fiber = yield* Effect.fork(runWithDeadline(contextOf(held.ledger), request, { started: Date.now() }, () => {
+        told = true
+      }))
+      yield* Deferred.await(held.settling)
+      yield* Effect.sleep(`${DeadlineMs + DeadlineGraceMs + 100} millis`)
+      assert.isFalse(told)
+      yield* Deferred.succeed(held.release, undefined)
+      const exit = yield* Fiber.join(fiber)
+      assert.isFalse(told)
+      assert.isTrue(exit !== null && Exit.isSuccess(exit))
+      if (exit === null || !Exit.isSuccess(exit)) return
+      assert.strictEqual(exit.value.row.state, "completed")
+      assert.strictEqual(held.stored()!.state, "completed")
+    }))
+})
