@@ -14,9 +14,8 @@ import type { AdmissionError, AdmittedRun, RunLedgerService, Settling } from "..
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
 import type { CallRecorderService } from "../ledger/CallRecorder.js"
-import type { ModelProvider } from "../providers/ModelProvider.js"
-import { outputDigest } from "./Answers.js"
-import { callOccurred, type EngineError, type EngineResult, executeDecisionWith, type IndexedCall } from "./DecisionEngine.js"
+import { type EngineError, executeDecisionWith } from "./DecisionEngine.js"
+import { type AnsweringModel, deadlineEnd, deadlineError, engineEnd, ledgerCalls, settledRow } from "./RunEnds.js"
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
 import { runId } from "./RunView.js"
@@ -47,11 +46,9 @@ export const DeadlineGraceMs = 50
 const RecheckMs = 25
 
 /** What the work of a run needs. */
-export interface RunContext {
+export interface RunContext extends AnsweringModel {
   readonly ledger: RunLedgerService
   readonly recorder: CallRecorderService
-  readonly provider: ModelProvider["Type"]
-  readonly modelId: string
   readonly pricePerMtokMicros: number
 }
 
@@ -62,82 +59,6 @@ interface Race {
   /** The calls of the run being settled, for the failure that replaces its end if the deadline wins. */
   calls: ReadonlyArray<LedgerCall>
 }
-
-const DeadlineMessage = "the run's deadline passed before it settled"
-
-const deadlineError = () => new DeadlineExceeded({ message: DeadlineMessage })
-
-/**
- * The failure stored for a run whose caller was answered 504: failed with its answered calls, or still pending.
- * Built from constants (no error object), as every settlement prepares it.
- */
-const deadlineEnd = (calls: ReadonlyArray<LedgerCall>): RunEnd => {
-  const answered = calls.some((call) => call.status === "succeeded")
-  return {
-    state: answered ? "failed" : "pending",
-    output: null,
-    outputDigest: null,
-    errorCode: answered ? DeadlineExceeded._tag : null,
-    errorMessage: answered ? DeadlineMessage : null,
-    calls
-  }
-}
-
-const ledgerCalls = (context: RunContext, runId: string, calls: ReadonlyArray<IndexedCall>): Array<LedgerCall> =>
-  calls.map((call) => ({
-    runId,
-    callIndex: call.index,
-    retryOrdinal: call.retryOrdinal,
-    provider: context.provider.identity.provider,
-    modelId: context.modelId,
-    providerRequestId: call.providerRequestId,
-    status: call.status,
-    inputTokens: call.inputTokens,
-    outputTokens: call.outputTokens,
-    costMicros: call.costMicros,
-    createdAt: call.at
-  }))
-
-/** The end of a run the engine finished (or stopped). */
-const engineEnd = (context: RunContext, runId: string, result: EngineResult): { end: RunEnd; error: EngineError | null } => {
-  const calls = ledgerCalls(context, runId, result.calls)
-  if (result.error === null) {
-    const skipped = Object.keys(result.skipped).length === 0 ? {} : { skipped: result.skipped }
-    const output = { decision: { model: context.modelId, answers: result.answers, ...skipped } }
-    return {
-      end: { state: "completed", output, outputDigest: outputDigest(output), errorCode: null, errorMessage: null, calls },
-      error: null
-    }
-  }
-  const state = callOccurred(result) ? "failed" : "pending"
-  const stored = state === "failed" ? result.error : null
-  return {
-    end: { state, output: null, outputDigest: null, errorCode: stored?._tag ?? null, errorMessage: stored?.message ?? null, calls },
-    error: result.error
-  }
-}
-
-/** The stored run as settlement left it, for the caller (what a `GET` of it would show). */
-const settledRow = (run: AdmittedRun, spec: RunSpec, end: RunEnd, settledAt: Date): RunRow => ({
-  id: run.pending.id,
-  organization_id: run.pending.organizationId,
-  origin: run.pending.origin,
-  idempotency_key: run.pending.idempotencyKey,
-  kind: spec.kind,
-  input_digest: spec.inputDigest,
-  hold_micros: SPEND_CEILING_MICROS,
-  hold_tokens: spec.holdTokens,
-  created_at: run.pending.createdAt,
-  state: end.state,
-  output_digest: end.outputDigest,
-  output: end.output,
-  error_code: end.errorCode,
-  error_message: end.errorMessage,
-  input_tokens: end.calls.reduce((sum, call) => sum + call.inputTokens, 0),
-  output_tokens: end.calls.reduce((sum, call) => sum + call.outputTokens, 0),
-  cost_micros: end.calls.reduce((sum, call) => sum + call.costMicros, 0),
-  settled_at: end.state === "pending" ? null : settledAt
-})
 
 /**
  * Times a part of the run; the upstream part is also counted as waiting on the upstream for the overload guard
