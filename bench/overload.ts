@@ -13,7 +13,7 @@ import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop } from "./support/Load.js"
 import { runBody, runRequests } from "./support/RunRequests.js"
-import { startNode } from "./support/Processes.js"
+import { benchServiceEnv, startNode } from "./support/Processes.js"
 
 const scripts = (process.env.BENCH_SERVICE_SCRIPTS ?? "dist/main.mjs").split(",").filter((script) => script !== "")
 const rate = Number(process.env.BENCH_RATE ?? 2_000)
@@ -23,13 +23,8 @@ const oneBuild = async (script: string) => {
   const database = await createBenchDatabase()
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "20" })
   const service = await startNode(script, {
-    DATABASE_URL: database.url,
-    BILLING_PROVIDER: "local",
-    DATABASE_POOL_SIZE: "16",
-    DECISION_PROVIDER: "openai",
-    DECISION_PROVIDER_URL: `${upstream.url}/v1`,
-    DECISION_PROVIDER_MODEL: "bench",
-    LOG_LEVEL: "error"
+    ...benchServiceEnv(database.url, upstream.url),
+    DATABASE_POOL_SIZE: "16"
   }, "/readyz", ServerNodeFlags)
   try {
     const organizations = await seedOrganizations(database.url, 100, 1_000_000_000_000, "overload")

@@ -13,7 +13,7 @@ import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad } from "./support/Load.js"
 import { runRequests } from "./support/RunRequests.js"
-import { cpuMillis, startNode } from "./support/Processes.js"
+import { benchServiceEnv, cpuMillis, startNode } from "./support/Processes.js"
 
 interface ProfileNode {
   readonly id: number
@@ -71,12 +71,7 @@ const main = async () => {
   const dir = process.env.BENCH_PROFILE_DIR ?? mkdtempSync(join(tmpdir(), "arbiter-profile-"))
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: String(process.env.BENCH_UPSTREAM_MS ?? 0) })
   const service = await startNode(process.env.BENCH_SERVICE_SCRIPT ?? "dist/main.mjs", {
-    DATABASE_URL: database.url,
-    BILLING_PROVIDER: "local",
-    DECISION_PROVIDER: "openai",
-    DECISION_PROVIDER_URL: `${upstream.url}/v1`,
-    DECISION_PROVIDER_MODEL: "bench",
-    LOG_LEVEL: "error",
+    ...benchServiceEnv(database.url, upstream.url),
     WORKERS: "1"
   }, "/readyz", ["--cpu-prof", "--cpu-prof-dir", dir, ...ServerNodeFlags])
   try {

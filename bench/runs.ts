@@ -16,7 +16,7 @@ import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
 import { RefundQuestion, runBody, runRequests, Ticket } from "./support/RunRequests.js"
-import { cpuMillisOfCommand, cpuMillisOfTree, freePort, startNode } from "./support/Processes.js"
+import { benchServiceEnv, cpuMillisOfCommand, cpuMillisOfTree, freePort, startNode } from "./support/Processes.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const chatBody = JSON.stringify(letterRequest("bench", {
@@ -108,13 +108,8 @@ const main = async () => {
   const metricsPort = await freePort()
   // The server as `npm start` runs it: the bundle, with the server's V8 flags.
   const service = await startNode("dist/main.mjs", {
-    DATABASE_URL: database.url,
-    BILLING_PROVIDER: "local",
+    ...benchServiceEnv(database.url, upstream.url),
     DATABASE_POOL_SIZE: "16",
-    DECISION_PROVIDER: "openai",
-    DECISION_PROVIDER_URL: `${upstream.url}/v1`,
-    DECISION_PROVIDER_MODEL: "bench",
-    LOG_LEVEL: "error",
     METRICS_PORT: String(metricsPort)
   }, "/readyz", ServerNodeFlags)
   const setLatency = (ms: number) => fetch(`${upstream.url}/__latency?ms=${ms}`, { method: "POST" })

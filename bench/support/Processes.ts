@@ -73,6 +73,19 @@ export const startNode = async (
   }
 }
 
+/**
+ * The service's settings in the run benchmarks: PostgreSQL at `databaseUrl`, the benchmarks' upstream (bench/upstream.ts
+ * at `upstreamUrl`) as its OpenAI-compatible decision model, the local payment processor, errors only in its log.
+ */
+export const benchServiceEnv = (databaseUrl: string, upstreamUrl: string): Record<string, string> => ({
+  DATABASE_URL: databaseUrl,
+  BILLING_PROVIDER: "local",
+  DECISION_PROVIDER: "openai",
+  DECISION_PROVIDER_URL: `${upstreamUrl}/v1`,
+  DECISION_PROVIDER_MODEL: "bench",
+  LOG_LEVEL: "error"
+})
+
 /** CPU time (user + system, ms) a child has used so far, read from /proc. */
 export const cpuMillis = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
