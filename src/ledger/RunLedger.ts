@@ -16,7 +16,7 @@ import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import { admitExact, type PendingRun } from "./Admission.js"
 import { type FastOutcome, type FastRequest, storeFast, undoRaced } from "./FastAdmission.js"
-import { type Batcher, makeBatcher } from "./Batcher.js"
+import { type Batcher, LedgerBatches, makeBatcher } from "./Batcher.js"
 import { Escrow, type Needs, type Reservation } from "./Escrow.js"
 import { LedgerHolder } from "./Holder.js"
 import { LimitedKeyMemoryMs, RecentKeys } from "./KeyAccounts.js"
@@ -287,7 +287,7 @@ const make = Effect.gen(function*() {
             return outcomes.map((outcome) => Exit.succeed(outcome))
           }
         ),
-      { maxBatch: 128, maxInFlight: 2 }
+      LedgerBatches
     )
   const fastBatcher = yield* batcherOf(false)
   const keyedBatcher = yield* batcherOf(true)
@@ -298,7 +298,7 @@ const make = Effect.gen(function*() {
     fork: Runtime.runFork(runtime),
     escrow,
     limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
-    queue: makeSettlementQueue(pools.main, { maxBatch: 128, maxInFlight: 2 }, runtime),
+    queue: makeSettlementQueue(pools.main, LedgerBatches, runtime),
     fastBatcher,
     keyedBatcher
   }
