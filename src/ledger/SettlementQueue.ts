@@ -1,8 +1,10 @@
 /**
  * The queue in front of settlement. Runs ending at about the same time share one transaction (group commit: at one
  * in flight a run waits for nothing; under load it pays a share of a commit). A batch PostgreSQL refuses for its data
- * is split, each run settled alone at once, so one bad run never fails or holds up the others; a run refused alone is
- * settled again as `failed` with its calls (their upstream request ids dropped) so its cost is still billed. A batch
+ * is split in halves, each settled on its own at once, and a refused half again, until the run refused is alone: one
+ * bad run never fails the others, and holds each up by a few transactions (at most log2 of the batch), not by one per
+ * run of its batch. A run refused alone is settled again as `failed` with its calls (their upstream request ids
+ * dropped) so its cost is still billed. A batch
  * that fails because the database is unreachable is retried with backoff until it commits: the calls happened and
  * must be billed. Until a run's settlement is being attempted, its end may still be changed (`yieldTo`), so a caller
  * answered with a failure at the deadline never finds the run stored completed.
@@ -12,6 +14,9 @@ import { Deferred, Effect, FiberId, Runtime } from "effect"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
 import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
+
+/** Settles a batch in one transaction (`settleBatch`; a test may stand in its own). */
+export type SettleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>) => Effect.Effect<BatchResult, SqlError>
 
 /** What became of one run's settlement. */
 export interface Settled {
@@ -39,7 +44,8 @@ interface Item {
   input: SettlementInput
   state: "queued" | "waiting" | "attempting" | "done"
   attempts: number
-  alone: boolean
+  /** The part of a refused batch the run was split into (settled apart from every other run), or null. */
+  part: object | null
   degraded: boolean
   readonly deferred: Deferred.Deferred<Settled>
 }
@@ -66,7 +72,8 @@ class Queue {
   constructor(
     private readonly pool: pg.Pool,
     private readonly options: { readonly maxBatch: number; readonly maxInFlight: number },
-    runtime: Runtime.Runtime<never>
+    runtime: Runtime.Runtime<never>,
+    private readonly settle: SettleBatch
   ) {
     this.fork = Runtime.runFork(runtime)
   }
@@ -77,7 +84,7 @@ class Queue {
       input,
       state: "queued",
       attempts: 0,
-      alone: false,
+      part: null,
       degraded: false,
       deferred: Deferred.unsafeMake<Settled>(FiberId.none)
     }
@@ -119,10 +126,12 @@ class Queue {
     }
     if (batch.length > 1) {
       return Effect.sync(() => {
-        for (const item of batch) {
-          item.alone = true
+        const half = Math.ceil(batch.length / 2)
+        const parts = [{}, {}]
+        batch.forEach((item, index) => {
+          item.part = parts[index < half ? 0 : 1]!
           item.state = "queued"
-        }
+        })
         this.items.unshift(...batch)
       })
     }
@@ -135,6 +144,7 @@ class Queue {
           return
         }
         item.degraded = true
+        item.part = {}
         item.input = { ...item.input, end: degrade(item.input.end) }
         item.state = "queued"
         this.items.unshift(item)
@@ -142,12 +152,12 @@ class Queue {
     )
   }
 
+  /** The next batch: the runs at the front of one part of a refused batch, or else of none. */
   private take(): Array<Item> {
     const first = this.items[0]
     if (first === undefined) return []
-    if (first.alone) return this.items.splice(0, 1)
     const batch: Array<Item> = []
-    while (batch.length < this.options.maxBatch && this.items.length > 0 && !this.items[0]!.alone) {
+    while (batch.length < this.options.maxBatch && this.items.length > 0 && this.items[0]!.part === first.part) {
       batch.push(this.items.shift()!)
     }
     return batch
@@ -160,7 +170,7 @@ class Queue {
       return Effect.void
     }
     for (const item of batch) item.state = "attempting"
-    return settleBatch(this.pool, batch.map((item) => item.input)).pipe(
+    return this.settle(this.pool, batch.map((item) => item.input)).pipe(
       Effect.matchEffect({
         onFailure: (error) => this.failed(batch, error),
         onSuccess: (result) =>
@@ -190,8 +200,9 @@ export interface SettlementQueue {
 export const makeSettlementQueue = (
   pool: pg.Pool,
   options: { readonly maxBatch: number; readonly maxInFlight: number },
-  runtime: Runtime.Runtime<never>
+  runtime: Runtime.Runtime<never>,
+  settle: SettleBatch = settleBatch
 ): SettlementQueue => {
-  const queue = new Queue(pool, options, runtime)
+  const queue = new Queue(pool, options, runtime, settle)
   return { submit: (input) => queue.submit(input) }
 }
