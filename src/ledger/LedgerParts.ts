@@ -1,0 +1,102 @@
+/**
+ * What the run ledger's parts share: the requests and outcomes of admission and settlement (RunLedger.ts re-exports
+ * them), what follows a settlement (`AfterSettlement`), and the pieces one process's ledger is made of
+ * (`LedgerParts`), which admission (AdmissionFlow.ts) and settlement (RunLedger.ts) are composed over.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer, type Runtime } from "effect"
+import type { DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.js"
+import type { PgPools } from "../db/PgPool.js"
+import type { PendingRun } from "./Admission.js"
+import type { Batcher } from "./Batcher.js"
+import type { Escrow, Reservation } from "./Escrow.js"
+import type { FastOutcome, FastRequest } from "./FastAdmission.js"
+import type { LedgerHolder } from "./Holder.js"
+import type { RecentKeys } from "./KeyAccounts.js"
+import type { Refusal } from "./Refusals.js"
+import type { RunOrigin, RunRow } from "./RunRecord.js"
+import type { RunEnd } from "./Settlement.js"
+import type { makeSettlementQueue } from "./SettlementQueue.js"
+
+/** A run asking to be admitted. */
+export interface AdmissionRequest {
+  readonly organizationId: string
+  readonly origin: RunOrigin
+  readonly idempotencyKey: string
+  readonly kind: "decision" | "verdict"
+  readonly inputDigest: string
+  /** The spend ceiling it holds (spec, Limits). */
+  readonly holdMicros: number
+  readonly holdTokens: number
+  /** When the run's deadline passes (epoch milliseconds). */
+  readonly deadline: number
+  /** The API key asking (null for a console session): its own limits are checked after the organization's quota. */
+  readonly keyId: string | null
+}
+
+/** An admitted run, stored `pending` with its holds: what settling it needs. */
+export interface AdmittedRun {
+  readonly pending: PendingRun
+  readonly holdCredit: boolean
+  readonly reservation: Reservation | undefined
+}
+
+/** What admission decided. */
+export type AdmissionOutcome =
+  | { readonly _tag: "Admitted"; readonly run: AdmittedRun }
+  | { readonly _tag: "Replayed"; readonly run: RunRow }
+
+/** Why admission refused a run: the contract's refusals (Refusals.ts), its deadline, or the database away. */
+export type AdmissionError = Refusal | DeadlineExceeded | DatabaseUnavailable
+
+/** The account after a settlement, for what follows it (auto-recharge). */
+export interface SettlementResult {
+  readonly balanceMicros: number | null
+  /** The balance is under the organization's auto-recharge threshold and a recharge may run. */
+  readonly rechargeDue: boolean
+  /** The time recorded as the run's `settled_at` (when it left `pending`). */
+  readonly settledAt: Date
+  /** The end stored: the caller's, or the failure it yielded to at its deadline. */
+  readonly end: RunEnd
+  /** PostgreSQL refused the caller's end: the run was stored failed, without its output, its calls billed. */
+  readonly refused: boolean
+}
+
+/** What runs after each settlement that moved money (auto-recharge); a declared dependency of the ledger. */
+export class AfterSettlement extends Context.Tag("AfterSettlement")<
+  AfterSettlement,
+  (organizationId: string, result: SettlementResult) => Effect.Effect<void>
+>() {
+  /** Nothing after settlements (the operator CLI, tests of the ledger alone). */
+  static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
+}
+
+/** What the ledger's operations share in one process. */
+export interface LedgerParts {
+  readonly pools: Effect.Effect.Success<typeof PgPools>
+  readonly holder: Effect.Effect.Success<typeof LedgerHolder>
+  readonly after: Effect.Effect.Success<typeof AfterSettlement>
+  readonly fork: ReturnType<typeof Runtime.runFork<never>>
+  readonly escrow: Escrow
+  readonly limitedKeys: RecentKeys
+  readonly queue: ReturnType<typeof makeSettlementQueue>
+  readonly fastBatcher: Batcher<FastRequest, FastOutcome, SqlError>
+  /** The fast way for runs of keys known to have limits: each batch under those keys' locks (Admission.ts). */
+  readonly keyedBatcher: Batcher<FastRequest, FastOutcome, SqlError>
+}
+
+/** Who a run is, as settlement needs it (to find it, or to store it again). */
+export const settlementIdentity = (run: PendingRun, holdCredit: boolean) => ({
+  id: run.id,
+  organizationId: run.organizationId,
+  origin: run.origin,
+  idempotencyKey: run.idempotencyKey,
+  kind: run.kind,
+  inputDigest: run.inputDigest,
+  period: run.period,
+  holdCredit,
+  createdAt: run.createdAt,
+  deadlineAt: run.deadlineAt,
+  holder: run.holder,
+  keyId: run.keyId
+})
