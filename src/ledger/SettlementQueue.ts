@@ -2,12 +2,12 @@
  * The queue in front of settlement. Runs ending at about the same time share one transaction (group commit: at one
  * in flight a run waits for nothing; under load it pays a share of a commit). A batch PostgreSQL refuses for its data
  * is split in halves, each settled on its own at once, and a refused half again, until the run refused is alone: one
- * bad run never fails the others, and holds each up by a few transactions (at most log2 of the batch), not by one per
- * run of its batch. A run refused alone is settled again as `failed` with its calls (their upstream request ids
- * dropped) so its cost is still billed. A batch
- * that fails because the database is unreachable is retried with backoff until it commits: the calls happened and
- * must be billed. Until a run's settlement is being attempted, its end may still be changed (`yieldTo`), so a caller
- * answered with a failure at the deadline never finds the run stored completed.
+ * bad run never fails the others, and holds each up by a few transactions (at most twice log2 of the batch), not by
+ * one per run of its batch. A run refused alone is settled again as `failed` with its calls (their upstream request
+ * ids dropped) so its cost is still billed. A batch that fails because the database is unreachable is retried with
+ * backoff until it commits: the calls happened and must be billed. Until a run's settlement is being attempted, its
+ * end may still be changed (`yieldTo`), so a caller answered with a failure at the deadline never finds the run stored
+ * completed.
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Deferred, Effect, FiberId, Runtime } from "effect"

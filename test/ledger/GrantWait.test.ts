@@ -11,9 +11,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Schedule } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
+import { holdAccountLock } from "../support/Locks.js"
 import { oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
 import { databaseMode } from "../support/TestDatabase.js"
@@ -30,22 +31,14 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 100_000_000)
         yield* upstream.hold
-        const locked = yield* Deferred.make<void>()
-        const unlock = yield* Deferred.make<void>()
-        const lock = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${organization.organizationId} FOR UPDATE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(unlock)
-        })))
-        yield* Deferred.await(locked)
+        const lock = yield* holdAccountLock(organization.organizationId)
         const burst = yield* Effect.fork(Effect.all(
           Array.from({ length: Burst }, () => postRun(organization.secret, oneQuestion())),
           { concurrency: "unbounded" }
         ))
         // Every request of the burst reaches admission while the lock is held (a late one would only weaken the test).
         yield* Effect.sleep("500 millis")
-        yield* Deferred.succeed(unlock, undefined)
-        yield* Fiber.join(lock)
+        yield* lock.release
         const [stored] = yield* sql<{ runs: number; leased: number }>`SELECT count(*)::int AS runs,
             count(lease_id)::int AS leased FROM runs WHERE organization_id = ${organization.organizationId} AND held`.pipe(
           Effect.filterOrFail((rows) => rows[0]!.runs === Burst),

@@ -10,10 +10,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Schedule } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { codeOf } from "../support/Api.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
+import { holdAccountLock } from "../support/Locks.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
 import { databaseMode } from "../support/TestDatabase.js"
@@ -38,14 +39,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         yield* upstream.hold
         const blocking = yield* Effect.fork(postRun(blocker.secret, oneQuestion({ deadline_ms: 20_000 }), freshKey()))
         yield* upstream.requests.pipe(Effect.filterOrFail((requests) => requests.length === 1), Effect.retry(poll))
-        const locked = yield* Deferred.make<void>()
-        const unlock = yield* Deferred.make<void>()
-        const lock = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${blocker.organizationId} FOR UPDATE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(unlock)
-        })))
-        yield* Deferred.await(locked)
+        const lock = yield* holdAccountLock(blocker.organizationId)
         yield* upstream.release
         yield* sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
@@ -67,8 +61,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         const [queued] = yield* sql<{ state: string }>`SELECT state FROM runs WHERE organization_id = ${organization.organizationId}`
         assert.strictEqual(queued!.state, "pending", "its settlement had not run when the caller was answered")
 
-        yield* Deferred.succeed(unlock, undefined)
-        yield* Fiber.join(lock)
+        yield* lock.release
         const blocked = yield* Fiber.join(blocking)
         assert.strictEqual(blocked.status, 200, "a settlement under way at the deadline is waited for")
         const [run] = yield* sql<{ state: string; error_code: string | null; held: boolean; cost_micros: number; billed: boolean }>`
