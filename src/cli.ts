@@ -7,7 +7,7 @@
 import { CliConfig, Command, CommandDescriptor, HelpDoc, Options, Span, Usage, ValidationError } from "@effect/cli"
 import { OpenApi } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Array as Arr, Console, Context, Effect, Either, FiberRef, HashMap, HashSet, Layer, Logger, LogLevel, Option } from "effect"
+import { Array as Arr, Console, Context, Data, Effect, Either, FiberRef, HashMap, HashSet, Layer, Logger, LogLevel, Option } from "effect"
 import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
@@ -15,6 +15,7 @@ import { AppConfig, logLevelNamed, logLevelNames } from "./config/AppConfig.js"
 import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
+import { auditLedger } from "./ledger/Audit.js"
 import { CreditStore } from "./ledger/CreditStore.js"
 import { newTransactionId } from "./ids/Ids.js"
 import { Keys } from "./keys/Keys.js"
@@ -212,6 +213,43 @@ const quotaCommand = Command.make("quota", {}, () => showHelp(["quota"])).pipe(
   Command.withSubcommands([quotaSet])
 )
 
+/** What PostgreSQL (or the connection) said of a failed statement, with a hint where the schema is missing. */
+const sqlCause = (error: { readonly message: string; readonly cause?: unknown }): string => {
+  const cause = error.cause as { readonly message?: unknown; readonly code?: unknown } | undefined
+  const said = typeof cause?.message === "string" && cause.message !== "" ? cause.message : error.message
+  // 42P01: undefined_table.
+  return cause?.code === "42P01" ? `${said} (is the database migrated? \`arbiter migrate\` applies the migrations)` : said
+}
+
+/** An audit that found a rule of the ledger broken (its report, on stdout, names the rules and rows), or could not run. */
+class LedgerAuditFailed extends Data.TaggedError("LedgerAuditFailed")<{ readonly message: string }> {}
+
+const ledgerAudit = Command.make(
+  "audit",
+  { org: Options.optional(Options.text("org").pipe(Options.withDescription("audit this organization only"))) },
+  (options) =>
+    Effect.gen(function*() {
+      const { ledgerLeaseTtlSeconds } = yield* AppConfig
+      const audit = auditLedger(Option.getOrNull(options.org), ledgerLeaseTtlSeconds)
+      const report = yield* Effect.provide(audit, yield* CliDatabase).pipe(
+        Effect.mapError((error) => new LedgerAuditFailed({ message: `could not audit the ledger: ${sqlCause(error)}` }))
+      )
+      yield* printJson(report)
+      const broken = report.checks.filter((check) => check.violations > 0)
+      if (broken.length === 0) return
+      return yield* new LedgerAuditFailed({
+        message: `the ledger breaks ${broken.length} rule(s): ` +
+          `${broken.map((check) => `${check.name} (${check.violations} row(s))`).join(", ")}; the report is on stdout`
+      })
+    })
+).pipe(Command.withDescription(
+  "Check the ledger's money rules in one consistent snapshot (read only; a rule broken exits 1); prints the report."
+))
+const ledgerCommand = Command.make("ledger", {}, () => showHelp(["ledger"])).pipe(
+  Command.withDescription("The ledger."),
+  Command.withSubcommands([ledgerAudit])
+)
+
 const orgCommand = Command.make("org", {}, () => showHelp(["org"])).pipe(
   Command.withDescription("Organizations."),
   Command.withSubcommands([orgCreate])
@@ -238,7 +276,8 @@ const commands = [
   keyCommand,
   creditCommand,
   billingCommand,
-  quotaCommand
+  quotaCommand,
+  ledgerCommand
 ] as const
 
 const root = Command.make("arbiter", {}, () => showHelp([])).pipe(
