@@ -5,10 +5,12 @@
  * of upstream latency it prints the added latency at one request in flight, the throughput at 64 in flight across
  * 100 organizations and for one busy organization, the service's CPU per run and the Server-Timing figures; then
  * checks that admission never over-admits (credit for exactly 50 ceilings, 300 concurrent runs) and that under 4x
- * overload every request is answered by its deadline plus 100 ms; and it checks the money invariants at the end.
+ * overload every request is answered by its deadline plus 100 ms; and it checks the money invariants at the end, then
+ * runs the operator CLI's `ledger audit` (every money rule) on the bench database.
  * Where the overload guard shed requests, a row says how many past the adaptive limit and how many on event-loop lag,
  * read from each worker's metrics listener (`METRICS_PORT` and the ports after it).
  */
+import { spawnSync } from "node:child_process"
 import pg from "pg"
 import { letterRequest } from "../src/providers/LetterReadout.js"
 import { ServerNodeFlags } from "../src/Workers.js"
@@ -190,11 +192,25 @@ const main = async () => {
     await client.end()
     console.log(`\nmoney: ${rows[0]!.mismatched} balances differing from their transactions, ${rows[0]!.held} runs still holding, ${rows[0]!.reserved} micro-USD still reserved (all expected 0)`)
     console.log(`locks: ${rows[0]!.deadlocks} deadlocks PostgreSQL broke in the bench database (expected 0: each one stalls its transactions for deadlock_timeout)`)
+    console.log(`ledger audit: ${ledgerAudit(database.url)}`)
   } finally {
     await service.stop()
     await upstream.stop()
     await database.drop()
   }
+}
+
+/** The operator CLI's `ledger audit` of the bench database (every money rule), summed up in one line. */
+const ledgerAudit = (url: string): string => {
+  const audit = spawnSync(process.execPath, ["dist/cli.mjs", "ledger", "audit"], {
+    env: { PATH: process.env.PATH ?? "", DATABASE_URL: url },
+    encoding: "utf8"
+  })
+  if (audit.stdout === "") return `could not run (exit ${audit.status}): ${audit.stderr.trim()}`
+  const report = JSON.parse(audit.stdout) as { checks: Array<{ name: string; violations: number }> }
+  const broken = report.checks.filter((check) => check.violations > 0)
+  return `${report.checks.length} rules, ${broken.length} broken` +
+    (broken.length === 0 ? " (expected 0)" : `: ${broken.map((check) => `${check.name} x${check.violations}`).join(", ")}`)
 }
 
 main().catch((error) => {
