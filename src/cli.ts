@@ -4,14 +4,17 @@
  * running server's socket when a server owns it). `runCli` runs one command line in-process (the tests use it); run
  * as a program, this module runs `process.argv`.
  */
-import { CliConfig, Command, CommandDescriptor, HelpDoc, Options, Span, Usage, ValidationError } from "@effect/cli"
+import { CliConfig, Command, Options, ValidationError } from "@effect/cli"
 import { OpenApi } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Array as Arr, Console, Context, Data, Effect, Either, FiberRef, HashMap, HashSet, Layer, Logger, LogLevel, Option } from "effect"
+import { Console, Context, Data, Effect, Either, FiberRef, HashSet, Layer, Logger, LogLevel, Option } from "effect"
 import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
-import { AppConfig, logLevelNamed, logLevelNames } from "./config/AppConfig.js"
+import { cliConfig, cliHelp, name, version } from "./cli/Help.js"
+import { optionWords, takeLogLevel } from "./cli/CommandLine.js"
+import { type CliOutput, colourConsole } from "./cli/Output.js"
+import { AppConfig } from "./config/AppConfig.js"
 import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
@@ -285,162 +288,12 @@ const root = Command.make("arbiter", {}, () => showHelp([])).pipe(
   Command.withSubcommands(commands)
 )
 
-const name = "arbiter"
-const version = "0.1.0"
+const { showHelp, showUsage } = cliHelp(() => ({
+  rootHelp: Command.getHelp(root, cliConfig),
+  topLevel: commands.map((command) => command.descriptor)
+}))
 
-/** Help lists the global options once, in its own section, with LOG_LEVEL's level names. */
-const cliConfig = CliConfig.make({ showBuiltIns: false })
-
-/** The words of a command line before `--` (after it, everything is a value). */
-const optionWords = (args: ReadonlyArray<string>) => {
-  const end = args.indexOf("--")
-  return end === -1 ? args : args.slice(0, end)
-}
-
-/** The command a command line names: its path from the root, usage and help. */
-interface Located {
-  readonly path: ReadonlyArray<string>
-  readonly usage: Usage.Usage
-  readonly help: HelpDoc.HelpDoc
-}
-
-const topLevel: ReadonlyArray<CommandDescriptor.Command<unknown>> = commands.map((command) => command.descriptor)
-
-const hasName = (word: string) => (command: CommandDescriptor.Command<unknown>) =>
-  HashSet.has(CommandDescriptor.getNames(command), word)
-
-/** A group's usage: its name, then one of its commands (`Usage.mixed` renders as nothing in @effect/cli 0.77). */
-const groupUsage = (group: string) =>
-  Usage.concat(Usage.named([group], Option.none()), Usage.named(["<command>"], Option.none()))
-
-const locate = (args: ReadonlyArray<string>): Located => {
-  const words = optionWords(args)
-  const topIndex = words.findIndex((word) => topLevel.some(hasName(word)))
-  const topName = words[topIndex]
-  const top = topName === undefined ? undefined : topLevel.find(hasName(topName))
-  if (topName === undefined || top === undefined) {
-    return { path: [name], usage: groupUsage(name), help: Command.getHelp(root, cliConfig) }
-  }
-  // A group's subcommands; a plain command's "subcommands" are itself.
-  const children = CommandDescriptor.getSubcommands(top)
-  const leaf = HashMap.has(children, topName)
-    ? Option.none()
-    : Arr.findFirst(words.slice(topIndex + 1), (word) =>
-      Option.map(HashMap.get(children, word), (command) => [word, command] as const))
-  return Option.match(leaf, {
-    onNone: () => ({
-      path: [name, topName],
-      usage: HashMap.has(children, topName) ? CommandDescriptor.getUsage(top) : groupUsage(topName),
-      help: CommandDescriptor.getHelp(top, cliConfig)
-    }),
-    onSome: ([leafName, command]) => ({
-      path: [name, topName, leafName],
-      usage: CommandDescriptor.getUsage(command),
-      help: CommandDescriptor.getHelp(command, cliConfig)
-    })
-  })
-}
-
-/** The usage lines of a located command, each the whole command line from `arbiter` on. */
-const usageLines = (located: Located): ReadonlyArray<Span.Span> => {
-  const before = located.path.slice(0, -1)
-  return Usage.enumerate(located.usage, cliConfig).map((span) =>
-    before.length === 0 ? span : Span.concat(Span.text(`${before.join(" ")} `), span)
-  )
-}
-
-const globalOptions = HelpDoc.sequence(
-  HelpDoc.h1("GLOBAL OPTIONS"),
-  HelpDoc.descriptionList([
-    [
-      Span.text(`--log-level ${logLevelNames.join(" | ")}`),
-      HelpDoc.p("Show log lines from this level up (the names LOG_LEVEL takes; default warn).")
-    ],
-    [Span.text("-h, --help"), HelpDoc.p("Show the help of a command.")],
-    [Span.text("--version"), HelpDoc.p("Show the version.")],
-    [Span.text("--completions sh | bash | fish | zsh"), HelpDoc.p("Print a completion script for a shell.")]
-  ])
-)
-
-/** Prints the help of the command a command line names. */
-const showHelp = (args: ReadonlyArray<string>) => {
-  const located = locate(args)
-  return Console.log(HelpDoc.toAnsiText(HelpDoc.blocks([
-    HelpDoc.h1(Span.code(name)),
-    HelpDoc.p(`${name} ${version}`),
-    HelpDoc.sequence(HelpDoc.h1("USAGE"), HelpDoc.blocks(usageLines(located).map((line) => HelpDoc.p(line)))),
-    located.help,
-    globalOptions
-  ])))
-}
-
-/** Printed after a usage error's message: how the command is written, and where its options are described. */
-const showUsage = (args: ReadonlyArray<string>) => {
-  const located = locate(args)
-  const lines = usageLines(located).map((line) => HelpDoc.toAnsiText(HelpDoc.p(line)).trim())
-  return Console.error(`Usage: ${lines.join("\n       ")}\n"${located.path.join(" ")} --help" describes every option.`)
-}
-
-/** Takes `--log-level NAME` (or `--log-level=NAME`) out of a command line; fails with a usage message. */
-const takeLogLevel = (args: ReadonlyArray<string>): Either.Either<
-  { readonly level: Option.Option<LogLevel.LogLevel>; readonly rest: ReadonlyArray<string> },
-  string
-> => {
-  const words = optionWords(args)
-  const rest: Array<string> = []
-  let level = Option.none<LogLevel.LogLevel>()
-  for (let index = 0; index < words.length; index++) {
-    const word = words[index]!
-    if (word !== "--log-level" && !word.startsWith("--log-level=")) {
-      rest.push(word)
-      continue
-    }
-    const value = word === "--log-level" ? words[++index] : word.slice("--log-level=".length)
-    const named = value === undefined ? Option.none() : logLevelNamed(value)
-    if (Option.isNone(named)) {
-      return Either.left(
-        `--log-level takes one of ${logLevelNames.join(", ")}${value === undefined ? "" : `, not ${JSON.stringify(value)}`}`
-      )
-    }
-    level = named
-  }
-  return Either.right({ level, rest: [...rest, ...args.slice(words.length)] })
-}
-
-/** Where the CLI's output goes: whether each stream is a terminal, and `NO_COLOR` (https://no-color.org). */
-export interface CliOutput {
-  readonly stdoutIsTerminal: boolean
-  readonly stderrIsTerminal: boolean
-  readonly noColor: string | undefined
-}
-
-const AnsiEscape = /\x1b\[[0-9;]*[A-Za-z]/g
-
-const plain = (args: ReadonlyArray<unknown>) =>
-  args.map((arg) => (typeof arg === "string" ? arg.replace(AnsiEscape, "") : arg))
-
-/** A console that writes colour (help headings, errors) only to a terminal, and none with NO_COLOR set. */
-const colourConsole = (base: Console.Console, output: CliOutput): Console.Console => {
-  const noColor = output.noColor !== undefined && output.noColor !== ""
-  const stdout = noColor || !output.stdoutIsTerminal ? plain : (args: ReadonlyArray<unknown>) => args
-  const stderr = noColor || !output.stderrIsTerminal ? plain : (args: ReadonlyArray<unknown>) => args
-  return {
-    ...base,
-    log: (...args) => base.log(...stdout(args)),
-    info: (...args) => base.info(...stdout(args)),
-    debug: (...args) => base.debug(...stdout(args)),
-    error: (...args) => base.error(...stderr(args)),
-    warn: (...args) => base.warn(...stderr(args)),
-    unsafe: {
-      ...base.unsafe,
-      log: (...args) => base.unsafe.log(...stdout(args)),
-      info: (...args) => base.unsafe.info(...stdout(args)),
-      debug: (...args) => base.unsafe.debug(...stdout(args)),
-      error: (...args) => base.unsafe.error(...stderr(args)),
-      warn: (...args) => base.unsafe.warn(...stderr(args))
-    }
-  }
-}
+export type { CliOutput }
 
 const app = Command.run(root, { name, version })
 
