@@ -2,7 +2,8 @@
  * API key secrets (spec, "API key"): `otsk_` + 64 lowercase hex from a CSPRNG, shown once. Only the SHA-256 of a
  * secret is stored (and compared); `otsk_` + its first 8 hex is kept for display.
  */
-import { createHash, randomBytes } from "node:crypto"
+import { randomBytes } from "node:crypto"
+import { sha256Bytes } from "../encoding/Sha256.js"
 
 const SecretPattern = /^otsk_[0-9a-f]{64}$/
 
@@ -13,7 +14,7 @@ export const newSecret = (): string => `otsk_${randomBytes(32).toString("hex")}`
 export const isWellFormedSecret = (value: string): boolean => SecretPattern.test(value)
 
 /** The SHA-256 of a secret, as stored. */
-export const secretHash = (secret: string): Buffer => createHash("sha256").update(secret).digest()
+export const secretHash = (secret: string): Buffer => sha256Bytes(secret)
 
 /** The display prefix of a secret. */
 export const secretPrefix = (secret: string): string => secret.slice(0, 13)

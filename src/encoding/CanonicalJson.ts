@@ -7,7 +7,7 @@
  * refused, and object members whose value is `undefined` are left out; non-finite numbers and non-JSON values
  * (functions, symbols, bigints) are programming errors and throw a `TypeError`.
  */
-import { createHash } from "node:crypto"
+import { sha256Hex } from "./Sha256.js"
 
 const serialize = (value: unknown, out: Array<string>): void => {
   if (value === null) {
@@ -58,8 +58,7 @@ export const canonicalJson = (value: unknown): string => {
   return out.join("")
 }
 
-/** The SHA-256 of a string's UTF-8 bytes as 64 lowercase hex characters. */
-export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
+export { sha256Hex }
 
 /** The SHA-256 hex digest of a JSON value's canonical JSON (how `input_digest` and `output_digest` are made). */
 export const canonicalDigest = (value: unknown): string => sha256Hex(canonicalJson(value))
