@@ -29,6 +29,7 @@ import {
 import type { RunEnd } from "./Settlement.js"
 import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
 import { returnLeasesWhenIdle } from "./Slices.js"
+import { addGaugeSampler, labels, ledgerSettlementsWaiting, record } from "../telemetry/Metrics.js"
 
 export { AfterSettlement } from "./LedgerParts.js"
 export type { AdmissionError, AdmissionOutcome, AdmissionRequest, AdmittedRun, SettlementResult } from "./LedgerParts.js"
@@ -103,6 +104,8 @@ const make = Effect.gen(function*() {
     keyedBatcher
   }
   yield* returnLeasesWhenIdle(parts)
+  const none = labels({})
+  yield* addGaugeSampler(() => record(ledgerSettlementsWaiting, parts.queue.waiting(), none))
   return RunLedger.of({ admit: admitWith(parts), settle: settleWith(parts) })
 })
 

@@ -13,6 +13,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Deferred, Effect, FiberId, Runtime } from "effect"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
+import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
 import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
 
 /** Settles a batch in one transaction (`settleBatch`; a test may stand in its own). */
@@ -63,10 +64,16 @@ const degrade = (end: RunEnd): RunEnd => ({
   calls: end.calls.map((call) => ({ ...call, providerRequestId: null }))
 })
 
+const NoLabels = labels({})
+const Degraded = labels({ result: "degraded" })
+const Unsettled = labels({ result: "unsettled" })
+
 /** The queue's state and steps; `makeSettlementQueue` hands out its `submit`. */
 class Queue {
   private readonly items: Array<Item> = []
   private running = 0
+  /** Runs submitted and not finished: queued, being attempted or waiting to be retried. */
+  waiting = 0
   private readonly fork: ReturnType<typeof Runtime.runFork<never>>
 
   constructor(
@@ -89,6 +96,7 @@ class Queue {
       deferred: Deferred.unsafeMake<Settled>(FiberId.none)
     }
     this.items.push(item)
+    this.waiting++
     this.kick()
     return {
       committed: Deferred.await(item.deferred),
@@ -102,6 +110,7 @@ class Queue {
 
   private finish(item: Item, stored: boolean, batch: BatchResult): void {
     item.state = "done"
+    this.waiting--
     Deferred.unsafeDone(item.deferred, Effect.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
   }
 
@@ -121,7 +130,10 @@ class Queue {
     if (!isDataError(error)) {
       return Effect.zipRight(
         Effect.logWarning(`settlement of ${batch.length} runs failed; retrying`, error.message),
-        Effect.sync(() => batch.forEach((item) => this.retryLater(item)))
+        Effect.sync(() => {
+          count(ledgerSettlementRetries, NoLabels)
+          batch.forEach((item) => this.retryLater(item))
+        })
       )
     }
     if (batch.length > 1) {
@@ -140,9 +152,11 @@ class Queue {
       Effect.logError(`PostgreSQL refused the settlement of run ${item.input.id}`, error.cause),
       Effect.sync(() => {
         if (item.degraded) {
+          count(ledgerRefusedSettlements, Unsettled)
           this.finish(item, false, { settled: new Set(), leases: [], accounts: [], settledAt: new Date() })
           return
         }
+        count(ledgerRefusedSettlements, Degraded)
         item.degraded = true
         item.part = {}
         item.input = { ...item.input, end: degrade(item.input.end) }
@@ -190,10 +204,12 @@ class Queue {
   }
 }
 
-/** A settlement queue's one operation. */
+/** A settlement queue's operations. */
 export interface SettlementQueue {
   /** Queues a run's settlement. */
   readonly submit: (input: SettlementInput) => SettlementTicket
+  /** Runs submitted and not settled yet: queued, being attempted or waiting to be retried. */
+  readonly waiting: () => number
 }
 
 /** A settlement queue over `pool` (whose commits are synchronous). */
@@ -204,5 +220,5 @@ export const makeSettlementQueue = (
   settle: SettleBatch = settleBatch
 ): SettlementQueue => {
   const queue = new Queue(pool, options, runtime, settle)
-  return { submit: (input) => queue.submit(input) }
+  return { submit: (input) => queue.submit(input), waiting: () => queue.waiting }
 }

@@ -83,6 +83,26 @@ export const runsUsingProcess = Metric.gauge("arbiter_runs_using_process", {
   description: "Run requests being served and not waiting on the upstream model (what the adaptive limit holds)"
 })
 
+/** Runs whose settlement is queued, under way or waiting to be retried in this process (their answers wait too). */
+export const ledgerSettlementsWaiting = Metric.gauge("arbiter_ledger_settlements_waiting", {
+  description: "Runs whose settlement is queued, under way or waiting to be retried in this process"
+})
+
+/** Settlement batches retried because the database did not answer (the calls are billed once it does). */
+export const ledgerSettlementRetries = counter(
+  "arbiter_ledger_settlement_retries_total",
+  "Settlement batches retried because the database did not answer"
+)
+
+/**
+ * Runs whose end PostgreSQL refused to store, by `result`: `degraded` (stored failed without its output, its calls
+ * billed) or `unsettled` (refused even so: its calls are not billed; the error log names the run).
+ */
+export const ledgerRefusedSettlements = counter(
+  "arbiter_ledger_settlements_refused_total",
+  "Runs whose end PostgreSQL refused to store, by result (degraded: stored failed and billed; unsettled: not billed)"
+)
+
 /** A series' labels, built once. */
 export type Labels = ReadonlyArray<MetricLabel.MetricLabel>
 

@@ -3,11 +3,12 @@
  * transaction (the real one is exercised over HTTP on PostgreSQL by MultiProcess.solo.test.ts): the batch is split in
  * halves until the refused run is alone, so its neighbours commit after a few transactions, in parts, never one by
  * one; the refused run alone is settled again, degraded to `failed` without its output, and a run the database
- * cannot take at all is finished unsettled instead of retried forever.
+ * cannot take at all is finished unsettled instead of retried forever. A batch that fails because the database is away
+ * is retried until it commits. The queue's metrics count each of these, and its gauge the runs not settled yet.
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Metric } from "effect"
 import type pg from "pg"
 import type { BatchResult, SettlementInput } from "../../src/ledger/Settlement.js"
 import { makeSettlementQueue, type SettleBatch } from "../../src/ledger/SettlementQueue.js"
@@ -77,6 +78,26 @@ const standIn = (options: { readonly poisonAlways?: boolean } = {}) =>
     return { transactions, release, settle }
   })
 
+/**
+ * A counter's value in this process (metrics are process-wide: other tests of the file may have counted too, so the
+ * tests compare before and after).
+ */
+const counted = (name: string, result?: string) =>
+  Effect.map(Metric.snapshot, (pairs) => {
+    for (const { metricKey, metricState } of pairs) {
+      const tags = new Map(metricKey.tags.map((tag) => [tag.key, tag.value]))
+      if (metricKey.name === name && tags.get("result") === result) {
+        return Number((metricState as unknown as { readonly count: number | bigint }).count)
+      }
+    }
+    return 0
+  })
+
+const refusals = Effect.all({
+  degraded: counted("arbiter_ledger_settlements_refused_total", "degraded"),
+  unsettled: counted("arbiter_ledger_settlements_refused_total", "unsettled")
+})
+
 const ids = (count: number) => Array.from({ length: count }, (_, index) => `run-${index}`)
 
 describe("SettlementQueue", () => {
@@ -85,9 +106,11 @@ describe("SettlementQueue", () => {
       const { release, settle, transactions } = yield* standIn()
       const runtime = yield* Effect.runtime<never>()
       const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, runtime, settle)
+      const before = yield* refusals
       const first = queue.submit(run("first"))
       const batch = [...ids(10).slice(0, 5), "poison", ...ids(10).slice(5)]
       const tickets = batch.map((id) => queue.submit(run(id)))
+      assert.strictEqual(queue.waiting(), 12, "every run submitted waits while the first transaction is held")
       yield* Deferred.succeed(release, undefined)
       assert.isTrue((yield* first.committed).stored)
       const settled = yield* Effect.forEach(tickets, (ticket) => ticket.committed)
@@ -115,6 +138,12 @@ describe("SettlementQueue", () => {
         ], "the refused run's call is still settled, without its upstream request id")
       }
       assert.isAtMost(transactions.length - 2, 2 * Math.ceil(Math.log2(batch.length)), "a few transactions, not one per run")
+      assert.strictEqual(queue.waiting(), 0)
+      const after = yield* refusals
+      assert.deepStrictEqual(
+        { degraded: after.degraded - before.degraded, unsettled: after.unsettled - before.unsettled },
+        { degraded: 1, unsettled: 0 }
+      )
     }))
 
   it.effect("a run refused even degraded is finished unsettled, and the queue goes on", () =>
@@ -122,6 +151,7 @@ describe("SettlementQueue", () => {
       const { release, settle, transactions } = yield* standIn({ poisonAlways: true })
       const runtime = yield* Effect.runtime<never>()
       const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, runtime, settle)
+      const before = yield* refusals
       const first = queue.submit(run("first"))
       const poison = queue.submit(run("poison"))
       const other = queue.submit(run("other"))
@@ -132,5 +162,40 @@ describe("SettlementQueue", () => {
       assert.isTrue(refusedOutcome.refused)
       assert.isTrue((yield* other.committed).stored)
       assert.deepStrictEqual(transactions, [["first"], ["poison", "other"], ["poison"], ["poison"], ["other"]])
+      const after = yield* refusals
+      assert.deepStrictEqual(
+        { degraded: after.degraded - before.degraded, unsettled: after.unsettled - before.unsettled },
+        { degraded: 1, unsettled: 1 }
+      )
+      assert.strictEqual(queue.waiting(), 0)
+    }))
+
+  it.effect("a batch the database did not answer is retried until it commits, and counted", () =>
+    Effect.gen(function*() {
+      let attempts = 0
+      const settle: SettleBatch = (_pool, batch) =>
+        Effect.suspend(() => {
+          attempts++
+          if (attempts <= 2) {
+            return Effect.fail(new SqlError({ cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), message: "away" }))
+          }
+          return Effect.succeed<BatchResult>({
+            settled: new Set(batch.map((input) => input.id)),
+            leases: [],
+            accounts: [],
+            settledAt: new Date()
+          })
+        })
+      const runtime = yield* Effect.runtime<never>()
+      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, runtime, settle)
+      const before = yield* counted("arbiter_ledger_settlement_retries_total")
+      const ticket = queue.submit(run("away"))
+      assert.strictEqual(queue.waiting(), 1)
+      const outcome = yield* ticket.committed
+      assert.isTrue(outcome.stored)
+      assert.isFalse(outcome.refused)
+      assert.strictEqual(attempts, 3)
+      assert.strictEqual((yield* counted("arbiter_ledger_settlement_retries_total")) - before, 2)
+      assert.strictEqual(queue.waiting(), 0)
     }))
 })

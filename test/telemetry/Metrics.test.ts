@@ -83,7 +83,7 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         assert.strictEqual(added("arbiter_http_requests_total", `method="POST",route="/v1/runs",status="402"`), 1)
       }))
 
-    it.effect("reads the database pool gauges at scrape time", () =>
+    it.effect("reads the database pool and ledger gauges at scrape time", () =>
       Effect.gen(function*() {
         const text = yield* scrape
         assert.include(text, "# TYPE arbiter_db_pool_connections gauge")
@@ -92,6 +92,8 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         assert.strictEqual(sample(text, "arbiter_db_pool_waiting_clients", `pool="main"`), 0)
         assert.isDefined(sample(text, "arbiter_runs_concurrency_limit", ""))
         assert.isDefined(sample(text, "arbiter_runs_using_process", ""))
+        assert.include(text, "# TYPE arbiter_ledger_settlements_waiting gauge")
+        assert.strictEqual(sample(text, "arbiter_ledger_settlements_waiting", ""), 0, "no settlement waits between runs")
       }))
   })
 
