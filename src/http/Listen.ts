@@ -14,13 +14,12 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
-import { acceptOnCopies, ListenBacklog, sharedAddress, type StopAccepting } from "./SharedPort.js"
+import { type Accepting, acceptAlone, acceptOnCopies, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
 import { createServer, type IncomingMessage } from "node:http"
-import type { AddressInfo } from "node:net"
 
 /** Where the server listens. */
 export class ServerAddress extends Context.Tag("ServerAddress")<
@@ -115,36 +114,30 @@ export const listen = (options: { readonly host: string; readonly port: number }
         if (route === undefined) handler(request, response)
         else route(request, response)
       })
-      // Under WORKERS the primary binds the port and this worker accepts on copies of it (SharedPort.ts).
+      // Under WORKERS the primary binds the port and this worker accepts on copies of it; a process serving alone
+      // binds it and accepts on copies a helper sends back (SharedPort.ts).
       const shared = sharedAddress()
-      let stopAccepting: StopAccepting | undefined
-      yield* Effect.acquireRelease(
-        Effect.async<void, Error>((resume) => {
-          if (shared !== undefined) {
-            acceptOnCopies(server, shared.port).then((stop) => {
-              stopAccepting = stop
-              resume(Effect.void)
-            }, (error: Error) => resume(Effect.fail(error)))
-            return
-          }
-          const onError = (error: Error) => resume(Effect.fail(error))
-          server.once("error", onError)
-          server.listen({ port: options.port, host: options.host, backlog: ListenBacklog }, () => {
-            server.off("error", onError)
-            resume(Effect.void)
-          })
+      const accepting = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () =>
+            shared !== undefined
+              ? acceptOnCopies(server, shared.port).then((stop): Accepting => ({ address: shared, stop }))
+              : acceptAlone(server, { host: options.host, port: options.port }),
+          catch: (error) => error as Error
         }),
-        () =>
+        ({ stop }) =>
           Effect.async<void>((resume) => {
-            // Under WORKERS the server's own close would wait only for the connections of its own copy.
-            if (stopAccepting === undefined) server.close(() => resume(Effect.void))
-            else stopAccepting(() => resume(Effect.void))
+            // The server's own close would wait only for the connections of its own copy.
+            stop(() => resume(Effect.void))
             server.closeIdleConnections()
             const timer = setTimeout(() => server.closeAllConnections(), 5_000)
             timer.unref()
           })
       )
-      const address = shared === undefined ? server.address() as AddressInfo : { ...shared, address: shared.host }
+      if (accepting.fallback !== undefined) {
+        yield* Effect.logWarning(`accepting on one handle: ${accepting.fallback.message}`)
+      }
+      const address = { address: accepting.address.host, port: accepting.address.port }
       const host = address.address.includes(":") ? `[${address.address}]` : address.address
       const url = `http://${host}:${address.port}`
       yield* Effect.logInfo(`listening on ${url}`)

@@ -1,5 +1,6 @@
 /**
- * How `WORKERS` processes share the API's port, and why not node:cluster's own sharing.
+ * How the API's port is accepted on, by `WORKERS` processes or by a process alone, and why not node:cluster's own
+ * sharing.
  *
  * Since libuv 1.45 (Node 20) a listening handle accepts one connection per turn of its process's event loop (libuv
  * pull request 3696). A loaded worker turns its loop every 5 to 40 ms, so one handle takes new connections at a few
@@ -17,9 +18,16 @@
  * the worker cannot serve in time. The kernel queues connections for the socket as before (`ListenBacklog`). A
  * worker that stops closes only its own copies; the primary's bound socket outlives it for the next one.
  *
+ * A process serving alone (`WORKERS=1`, and the embedded database's one process) has no primary to send it copies,
+ * and one handle took the same toll: offered 2,400 runs/s (2026-11-25, 20 ms upstream, deadline 2,000 ms), its accept
+ * queue held up to 1,736 connections and 1,708 of 7,200 answers came late, none shed. So it binds the socket itself
+ * and has a helper process (`node -e`, for the few milliseconds it takes) send it back `CopiesPerWorker` times, then
+ * accepts on the copies like a worker (`acceptAlone`). Should the helper fail, the process listens on its one handle.
+ *
  * Binding without listening uses `net._createServerHandle`, the function node:cluster itself uses for the same
  * purpose (its `SCHED_NONE` policy); test/http/SharedPort.test.ts checks it on every Node the project runs on.
  */
+import { spawn } from "node:child_process"
 import type { Worker } from "node:cluster"
 import { lookup } from "node:dns/promises"
 import type * as http from "node:http"
@@ -56,7 +64,7 @@ const isMessage = (message: unknown, kind: string): boolean =>
 export const isAskForCopies = (message: unknown): boolean => isMessage(message, AskMessage)
 
 /** The socket handle node:net makes for a server (its internal TCP wrap). */
-interface ServerHandle {
+export interface ServerHandle {
   getsockname(out: { address?: string; port?: number }): number
   close(): void
 }
@@ -77,8 +85,8 @@ export interface SharedPort {
   readonly close: () => void
 }
 
-/** Binds `host:port` (a name is looked up first), without listening on it. */
-export const bindSharedPort = async (wanted: SharedAddress): Promise<SharedPort> => {
+/** Binds `host:port` (a name is looked up first), without listening on it: the handle and the address bound. */
+const bindHandle = async (wanted: SharedAddress): Promise<{ readonly handle: ServerHandle; readonly address: SharedAddress }> => {
   const { address: ip, family } = await lookup(wanted.host)
   const handle = createServerHandle(ip, wanted.port, family)
   if (typeof handle === "number") {
@@ -92,7 +100,12 @@ export const bindSharedPort = async (wanted: SharedAddress): Promise<SharedPort>
     handle.close()
     throw new Error(`could not bind ${wanted.host}:${wanted.port}: EADDRINUSE (another process listens on it)`)
   }
-  const address = { host: out.address ?? ip, port: out.port }
+  return { handle, address: { host: out.address ?? ip, port: out.port } }
+}
+
+/** Binds `host:port` (a name is looked up first), without listening on it, for workers to ask for copies of. */
+export const bindSharedPort = async (wanted: SharedAddress): Promise<SharedPort> => {
+  const { address, handle } = await bindHandle(wanted)
   return {
     address,
     workerEnv: { [SharedPortEnv]: JSON.stringify(address) },
@@ -116,14 +129,74 @@ export const sharedAddress = (env: NodeJS.ProcessEnv = process.env): SharedAddre
 /** Stops accepting, then calls back once every connection taken has closed. */
 export type StopAccepting = (drained: () => void) => void
 
+/** Where copies of the socket come from: asks for them, then hands each to `onCopy`, or a failure to `onError`. */
+export type CopySource = (onCopy: (handle: unknown) => void, onError: (error: Error) => void) => void
+
+/** A worker's copies: asked of the primary over the worker's IPC channel. */
+const fromPrimary: CopySource = (onCopy) => {
+  let received = 0
+  const onMessage = (message: unknown, handle: unknown) => {
+    if (!isMessage(message, CopyMessage) || handle === undefined) return
+    received++
+    if (received === CopiesPerWorker) process.off("message", onMessage)
+    onCopy(handle)
+  }
+  process.on("message", onMessage)
+  process.send!({ arbiter: AskMessage })
+}
+
+/**
+ * The helper of a process serving alone: it sends back `copies` times the socket it is sent, and exits once the
+ * process disconnects (it keeps a message listener until then: without one, its IPC channel no longer holds it, and it
+ * would exit before its copies were delivered).
+ */
+const HelperScript =
+  `process.on("message", (message, handle) => { for (let i = 0; i < message.copies; i++) process.send(` +
+  `{ arbiter: ${JSON.stringify(CopyMessage)} }, handle) })`
+
+/** How long a lone process waits for its helper's copies before it listens on its one handle instead. */
+const HelperTimeoutMs = 10_000
+
+/** A lone process's copies of `handle`, sent back by a helper process (`HelperScript`). */
+const fromHelper = (handle: ServerHandle): CopySource => (onCopy, onError) => {
+  const helper = spawn(process.execPath, ["-e", HelperScript], { env: {}, stdio: ["ignore", "ignore", "inherit", "ipc"] })
+  let received = 0
+  const timer = setTimeout(() => fail(new Error(`no copies of the socket within ${HelperTimeoutMs} ms`)), HelperTimeoutMs)
+  const fail = (error: Error) => {
+    clearTimeout(timer)
+    helper.removeAllListeners()
+    helper.kill()
+    onError(error)
+  }
+  helper.on("message", (message: unknown, copy: unknown) => {
+    if (!isMessage(message, CopyMessage) || copy === undefined) return
+    received++
+    if (received === CopiesPerWorker) {
+      clearTimeout(timer)
+      helper.removeAllListeners()
+      helper.disconnect()
+    }
+    onCopy(copy)
+  })
+  helper.once("error", fail)
+  helper.once("exit", (code) => fail(new Error(`the helper exited (${code}) after ${received} copies of the socket`)))
+  helper.send({ copies: CopiesPerWorker }, handle as never)
+}
+
 /**
  * The worker's side: asks the primary for its copies of the socket and accepts on each, serving every connection on
  * `server`. The server listens on the first copy itself (so node:http tracks its connections, closes idle ones and
  * enforces its request timeouts, as for any listening server); the others hand theirs to it as `connection` events.
  * Resolves once every copy listens; the returned function stops them all and calls back once every connection has
- * closed (the server's own close would wait only for those it accepted itself).
+ * closed (the server's own close would wait only for those it accepted itself). Rejects, every copy closed, when a
+ * copy cannot listen or the copies do not come. `source` and `count` say where the copies come from and how many.
  */
-export const acceptOnCopies = (server: http.Server, port: number): Promise<StopAccepting> =>
+export const acceptOnCopies = (
+  server: http.Server,
+  port: number,
+  source: CopySource = fromPrimary,
+  count = CopiesPerWorker
+): Promise<StopAccepting> =>
   new Promise((resolve, reject) => {
     const copies: Array<net.Server> = []
     let listening = 0
@@ -144,30 +217,62 @@ export const acceptOnCopies = (server: http.Server, port: number): Promise<StopA
     }
     const listened = () => {
       listening++
-      if (listening === CopiesPerWorker) resolve(stop)
+      if (listening === count) resolve(stop)
     }
     let received = 0
-    const onMessage = (message: unknown, handle: unknown) => {
-      if (!isMessage(message, CopyMessage) || handle === undefined) return
+    let failed = false
+    const failWith = (error: Error) => {
+      if (failed) return
+      failed = true
+      for (const copy of copies) copy.close()
+      if (server.listening) server.close()
+      reject(error)
+    }
+    source((handle) => {
+      if (failed) return
       received++
-      if (received === CopiesPerWorker) process.off("message", onMessage)
       const first = received === 1
       // As node:http's own server does: no Nagle delay on the connections it accepts.
       const copy = first ? server : net.createServer({ noDelay: true }, (socket) => server.emit("connection", socket))
       if (!first) copies.push(copy)
-      copy.once("error", reject)
+      copy.once("error", failWith)
       copy.listen(handle as net.Server, ListenBacklog, () => {
-        copy.off("error", reject)
+        copy.off("error", failWith)
         // A copy of a socket that is not bound would have listened on a random port instead (see bindSharedPort).
         const bound = copy.address()
         if (typeof bound !== "object" || bound === null || bound.port !== port) {
-          copy.close()
-          return reject(new Error(`a copy of the shared socket listened on ${JSON.stringify(bound)}, not port ${port}`))
+          return failWith(new Error(`a copy of the shared socket listened on ${JSON.stringify(bound)}, not port ${port}`))
         }
         copy.on("error", (error) => console.error(`accepting connections failed: ${error.message}`))
         listened()
       })
-    }
-    process.on("message", onMessage)
-    process.send!({ arbiter: AskMessage })
+    }, failWith)
   })
+
+/** A process accepting: the address bound, how to stop, and, when it fell back to one handle, why. */
+export interface Accepting {
+  readonly address: SharedAddress
+  readonly stop: StopAccepting
+  readonly fallback?: Error | undefined
+}
+
+/**
+ * A process serving alone: binds `host:port` (0 picks a free port) and accepts on copies of the socket a helper
+ * process sends back (`fromHelper`, or `copiesOf`), like a worker; if they do not come, on its one handle. Resolves
+ * with the address bound, the function that stops accepting, and, when it fell back to one handle, why.
+ */
+export const acceptAlone = async (
+  server: http.Server,
+  wanted: SharedAddress,
+  copiesOf: (handle: ServerHandle) => CopySource = fromHelper
+): Promise<Accepting> => {
+  const { address, handle } = await bindHandle(wanted)
+  try {
+    const stop = await acceptOnCopies(server, address.port, copiesOf(handle))
+    handle.close()
+    return { address, stop }
+  } catch (error) {
+    const stop = await acceptOnCopies(server, address.port, (onCopy) => onCopy(handle), 1)
+    return { address, stop, fallback: error as Error }
+  }
+}

@@ -8,9 +8,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { Agent, request } from "node:http"
+import { readdirSync, readlinkSync } from "node:fs"
+import { Agent, createServer as createHttpServer, request } from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { freePort, startNode } from "../../bench/support/Processes.js"
+import { acceptAlone } from "../../src/http/SharedPort.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
 const get = (port: number, path: string, agent: Agent) =>
@@ -75,6 +77,54 @@ describe("WORKERS share one port", () => {
     } finally {
       fixture.child.kill("SIGKILL")
     }
+  }, 60_000)
+
+  it("a process serving alone (WORKERS=1) also takes a burst of new connections in one turn, on its helper's copies", async () => {
+    const fixture = await startFixture(1)
+    try {
+      const [pid] = fixture.workerPids()
+      assert.strictEqual(pid, fixture.child.pid, "the process serves itself: no primary")
+      assert.notInclude(fixture.output(), "fell back to one handle")
+      const socketCopies = readdirSync(`/proc/${pid}/fd`).map((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`)
+        } catch {
+          return ""
+        }
+      })
+      const byInode = new Map<string, number>()
+      for (const link of socketCopies) if (link.startsWith("socket:")) byInode.set(link, (byInode.get(link) ?? 0) + 1)
+      assert.isAtLeast(Math.max(...byInode.values()), 64, "64 descriptors of one listening socket")
+      process.kill(pid!, "SIGUSR2")
+      await new Promise((wake) => setTimeout(wake, 100))
+      const agent = new Agent({ keepAlive: false, maxSockets: 64 })
+      const answers = await Promise.all(Array.from({ length: 64 }, () => get(fixture.port, "/", agent)))
+      agent.destroy()
+      const perTurn = new Map<number, number>()
+      for (const { turn } of answers) perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1)
+      assert.isAtLeast(Math.max(...perTurn.values()), 8, JSON.stringify([...perTurn]))
+      assert.isTrue(answers.every((answer) => answer.pid === pid))
+      fixture.child.kill("SIGTERM")
+      assert.strictEqual(await fixture.stopped, 0)
+    } finally {
+      fixture.child.kill("SIGKILL")
+    }
+  }, 60_000)
+
+  it("a process serving alone whose copies do not come listens on its one handle, and says why", async () => {
+    const server = createHttpServer((_request, response) => response.end("alone"))
+    const accepting = await acceptAlone(server, { host: "127.0.0.1", port: 0 }, () => (_onCopy, onError) =>
+      onError(new Error("no helper here")))
+    try {
+      assert.strictEqual(accepting.fallback?.message, "no helper here")
+      assert.isAbove(accepting.address.port, 0)
+      const answer = await fetch(`http://127.0.0.1:${accepting.address.port}/`, { headers: { connection: "close" } })
+      assert.strictEqual(await answer.text(), "alone")
+    } finally {
+      await new Promise<void>((resolve) => accepting.stop(resolve))
+    }
+    const after = await fetch(`http://127.0.0.1:${accepting.address.port}/`).then(() => "answered", (error: Error) => error.message)
+    assert.strictEqual(after, "fetch failed", "stopped: the port is closed")
   }, 60_000)
 
   it("a port another process listens on stops the primary with the reason, instead of a random port", async () => {
