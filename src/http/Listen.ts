@@ -14,12 +14,12 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
-import { type Accepting, acceptAlone, acceptOnCopies, sharedAddress } from "./SharedPort.js"
+import { type Accepting, acceptOnCopies, prepareAlone, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
-import { createServer, type IncomingMessage } from "node:http"
+import { createServer, type IncomingMessage, type Server } from "node:http"
 
 /** Where the server listens. */
 export class ServerAddress extends Context.Tag("ServerAddress")<
@@ -91,11 +91,32 @@ const requestHandlers = Effect.gen(function*() {
   return { handler, direct }
 })
 
+/**
+ * How this process will accept, settled before its app is built: under WORKERS, on the copies of the port the primary
+ * bound; alone, on the port it binds now, its helper's copies on their way meanwhile (SharedPort.ts). The port bound
+ * alone is closed if the start fails before the server accepts.
+ */
+const preparePort = (options: { readonly host: string; readonly port: number }) => {
+  const shared = sharedAddress()
+  if (shared !== undefined) {
+    return Effect.succeed((server: Server) =>
+      acceptOnCopies(server, shared.port).then((stop): Accepting => ({ address: shared, stop })))
+  }
+  return Effect.map(
+    Effect.acquireRelease(
+      Effect.tryPromise({ try: () => prepareAlone(options), catch: (error) => error as Error }),
+      (prepared) => Effect.sync(prepared.abandon)
+    ),
+    (prepared) => prepared.accept
+  )
+}
+
 /** Builds the API's app, then listens on host and port (0 picks a free port). */
 export const listen = (options: { readonly host: string; readonly port: number }) =>
   Layer.scoped(
     ServerAddress,
     Effect.gen(function*() {
+      const accept = yield* preparePort(options)
       const { handler, direct } = yield* requestHandlers
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
@@ -114,17 +135,8 @@ export const listen = (options: { readonly host: string; readonly port: number }
         if (route === undefined) handler(request, response)
         else route(request, response)
       })
-      // Under WORKERS the primary binds the port and this worker accepts on copies of it; a process serving alone
-      // binds it and accepts on copies a helper sends back (SharedPort.ts).
-      const shared = sharedAddress()
       const accepting = yield* Effect.acquireRelease(
-        Effect.tryPromise({
-          try: () =>
-            shared !== undefined
-              ? acceptOnCopies(server, shared.port).then((stop): Accepting => ({ address: shared, stop }))
-              : acceptAlone(server, { host: options.host, port: options.port }),
-          catch: (error) => error as Error
-        }),
+        Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),
         ({ stop }) =>
           Effect.async<void>((resume) => {
             // The server's own close would wait only for the connections of its own copy.

@@ -257,22 +257,78 @@ export interface Accepting {
 }
 
 /**
- * A process serving alone: binds `host:port` (0 picks a free port) and accepts on copies of the socket a helper
- * process sends back (`fromHelper`, or `copiesOf`), like a worker; if they do not come, on its one handle. Resolves
- * with the address bound, the function that stops accepting, and, when it fell back to one handle, why.
+ * Copies from `source`, gathered from now on: the source returned hands over those already come at once, then the
+ * rest as they come. `abandon` closes every copy gathered and never handed over.
+ */
+const gathered = (source: CopySource): { readonly source: CopySource; readonly abandon: () => void } => {
+  const early: Array<unknown> = []
+  let failure: Error | undefined
+  let handOver: { readonly onCopy: (handle: unknown) => void; readonly onError: (error: Error) => void } | undefined
+  source(
+    (copy) => (handOver === undefined ? early.push(copy) : handOver.onCopy(copy)),
+    (error) => (handOver === undefined ? (failure = error) : handOver.onError(error))
+  )
+  return {
+    source: (onCopy, onError) => {
+      handOver = { onCopy, onError }
+      for (const copy of early.splice(0)) onCopy(copy)
+      if (failure !== undefined) onError(failure)
+    },
+    abandon: () => {
+      for (const copy of early.splice(0)) (copy as ServerHandle).close()
+    }
+  }
+}
+
+/** A lone process's port, bound, with its copies on their way (`prepareAlone`). */
+export interface PreparedAlone {
+  readonly address: SharedAddress
+  /** Accepts on the copies (or, if they do not come, on the one handle) with `server`. */
+  readonly accept: (server: http.Server) => Promise<Accepting>
+  /** Closes the socket and every copy when `accept` was never called (start-up failed before it could serve). */
+  readonly abandon: () => void
+}
+
+/**
+ * A process serving alone, before its server exists: binds `host:port` (0 picks a free port) and has the helper
+ * process (`fromHelper`, or `copiesOf`) send the copies back while the app is built, so the helper's start costs
+ * the start-up nothing.
+ */
+export const prepareAlone = async (
+  wanted: SharedAddress,
+  copiesOf: (handle: ServerHandle) => CopySource = fromHelper
+): Promise<PreparedAlone> => {
+  const { address, handle } = await bindHandle(wanted)
+  const copies = gathered(copiesOf(handle))
+  let accepted = false
+  return {
+    address,
+    accept: async (server) => {
+      accepted = true
+      try {
+        const stop = await acceptOnCopies(server, address.port, copies.source)
+        handle.close()
+        return { address, stop }
+      } catch (error) {
+        const stop = await acceptOnCopies(server, address.port, (onCopy) => onCopy(handle), 1)
+        return { address, stop, fallback: error as Error }
+      }
+    },
+    abandon: () => {
+      if (accepted) return
+      copies.abandon()
+      handle.close()
+    }
+  }
+}
+
+/**
+ * A process serving alone: binds `host:port` and accepts on copies of the socket a helper process sends back, like a
+ * worker; if they do not come, on its one handle (`prepareAlone`, then its `accept`). Resolves with the address
+ * bound, the function that stops accepting, and, when it fell back to one handle, why.
  */
 export const acceptAlone = async (
   server: http.Server,
   wanted: SharedAddress,
   copiesOf: (handle: ServerHandle) => CopySource = fromHelper
-): Promise<Accepting> => {
-  const { address, handle } = await bindHandle(wanted)
-  try {
-    const stop = await acceptOnCopies(server, address.port, copiesOf(handle))
-    handle.close()
-    return { address, stop }
-  } catch (error) {
-    const stop = await acceptOnCopies(server, address.port, (onCopy) => onCopy(handle), 1)
-    return { address, stop, fallback: error as Error }
-  }
-}
+): Promise<Accepting> => (await prepareAlone(wanted, copiesOf)).accept(server)

@@ -12,7 +12,7 @@ import { readdirSync, readlinkSync } from "node:fs"
 import { Agent, createServer as createHttpServer, request } from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { freePort, startNode } from "../../bench/support/Processes.js"
-import { acceptAlone } from "../../src/http/SharedPort.js"
+import { acceptAlone, prepareAlone } from "../../src/http/SharedPort.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
 const get = (port: number, path: string, agent: Agent) =>
@@ -25,6 +25,21 @@ const get = (port: number, path: string, agent: Agent) =>
     req.on("error", reject)
     req.end()
   })
+
+/** The most descriptors a process holds on one socket (copies of a listening socket share it), from /proc. */
+const largestSocketGroup = (pid: number): number => {
+  const bySocket = new Map<string, number>()
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    let link = ""
+    try {
+      link = readlinkSync(`/proc/${pid}/fd/${fd}`)
+    } catch {
+      continue
+    }
+    if (link.startsWith("socket:")) bySocket.set(link, (bySocket.get(link) ?? 0) + 1)
+  }
+  return Math.max(0, ...bySocket.values())
+}
 
 const spawnFixture = (port: number, workers: number, env: Record<string, string> = {}) =>
   spawn(process.execPath, ["--import", "tsx", "test/http/fixtures/SharedPortServer.ts"], {
@@ -85,16 +100,7 @@ describe("WORKERS share one port", () => {
       const [pid] = fixture.workerPids()
       assert.strictEqual(pid, fixture.child.pid, "the process serves itself: no primary")
       assert.notInclude(fixture.output(), "fell back to one handle")
-      const socketCopies = readdirSync(`/proc/${pid}/fd`).map((fd) => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`)
-        } catch {
-          return ""
-        }
-      })
-      const byInode = new Map<string, number>()
-      for (const link of socketCopies) if (link.startsWith("socket:")) byInode.set(link, (byInode.get(link) ?? 0) + 1)
-      assert.isAtLeast(Math.max(...byInode.values()), 64, "64 descriptors of one listening socket")
+      assert.isAtLeast(largestSocketGroup(pid!), 64, "64 descriptors of one listening socket")
       process.kill(pid!, "SIGUSR2")
       await new Promise((wake) => setTimeout(wake, 100))
       const agent = new Agent({ keepAlive: false, maxSockets: 64 })
@@ -109,6 +115,34 @@ describe("WORKERS share one port", () => {
     } finally {
       fixture.child.kill("SIGKILL")
     }
+  }, 60_000)
+
+  it("a process serving alone gathers its copies while its app is built, accepts on all of them, and lets go", async () => {
+    const prepared = await prepareAlone({ host: "127.0.0.1", port: 0 })
+    // The helper's copies arrive before the server exists (its app is still being built).
+    await new Promise((wake) => setTimeout(wake, 1_000))
+    const server = createHttpServer((_request, response) => response.end("gathered"))
+    const accepting = await prepared.accept(server)
+    assert.isUndefined(accepting.fallback)
+    assert.isAtLeast(largestSocketGroup(process.pid), 64, "64 descriptors of the listening socket")
+    const answer = await fetch(`http://127.0.0.1:${accepting.address.port}/`, { headers: { connection: "close" } })
+    assert.strictEqual(await answer.text(), "gathered")
+    prepared.abandon()
+    await new Promise<void>((resolve) => accepting.stop(resolve))
+    assert.isBelow(largestSocketGroup(process.pid), 64, "every copy closed")
+    const after = await fetch(`http://127.0.0.1:${accepting.address.port}/`).then(() => "answered", (error: Error) => error.message)
+    assert.strictEqual(after, "fetch failed")
+  }, 60_000)
+
+  it("a start that fails before the server accepts closes the port and the copies gathered", async () => {
+    const prepared = await prepareAlone({ host: "127.0.0.1", port: 0 })
+    await new Promise((wake) => setTimeout(wake, 1_000))
+    assert.isAtLeast(largestSocketGroup(process.pid), 64)
+    prepared.abandon()
+    await new Promise((wake) => setTimeout(wake, 100))
+    assert.isBelow(largestSocketGroup(process.pid), 64)
+    const after = await fetch(`http://127.0.0.1:${prepared.address.port}/`).then(() => "answered", (error: Error) => error.message)
+    assert.strictEqual(after, "fetch failed")
   }, 60_000)
 
   it("a process serving alone whose copies do not come listens on its one handle, and says why", async () => {
