@@ -9,42 +9,38 @@
  */
 import { sha256Hex } from "./Sha256.js"
 
-const serialize = (value: unknown, out: Array<string>): void => {
-  if (value === null) {
-    out.push("null")
-    return
-  }
+// The text grows by string concatenation (V8 keeps it as a rope until it is read, and flattens it once), with plain
+// loops: a run's ~1.3 KB input was allocating some 13 KB through an array of pieces and the closures of `forEach`.
+const serialize = (value: unknown): string => {
+  if (value === null) return "null"
   switch (typeof value) {
     case "boolean":
-      out.push(value ? "true" : "false")
-      return
+      return value ? "true" : "false"
     case "number":
       if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold the number ${value}`)
-      out.push(JSON.stringify(value))
-      return
+      return JSON.stringify(value)
     case "string":
-      out.push(JSON.stringify(value))
-      return
+      return JSON.stringify(value)
     case "object": {
       if (Array.isArray(value)) {
-        out.push("[")
-        value.forEach((item, index) => {
-          if (index > 0) out.push(",")
-          serialize(item === undefined ? null : item, out)
-        })
-        out.push("]")
-        return
+        let text = "["
+        for (let index = 0; index < value.length; index++) {
+          const item: unknown = value[index]
+          text += (index > 0 ? "," : "") + serialize(item === undefined ? null : item)
+        }
+        return text + "]"
       }
       const record = value as Record<string, unknown>
-      const keys = Object.keys(record).filter((key) => record[key] !== undefined).sort()
-      out.push("{")
-      keys.forEach((key, index) => {
-        if (index > 0) out.push(",")
-        out.push(JSON.stringify(key), ":")
-        serialize(record[key], out)
-      })
-      out.push("}")
-      return
+      const keys = Object.keys(record).sort()
+      let text = "{"
+      let first = true
+      for (const key of keys) {
+        const member = record[key]
+        if (member === undefined) continue
+        text += (first ? "" : ",") + JSON.stringify(key) + ":" + serialize(member)
+        first = false
+      }
+      return text + "}"
     }
     default:
       throw new TypeError(`canonical JSON cannot hold a value of type ${typeof value}`)
@@ -52,11 +48,7 @@ const serialize = (value: unknown, out: Array<string>): void => {
 }
 
 /** The RFC 8785 canonical JSON text of a JSON value. */
-export const canonicalJson = (value: unknown): string => {
-  const out: Array<string> = []
-  serialize(value, out)
-  return out.join("")
-}
+export const canonicalJson = (value: unknown): string => serialize(value)
 
 export { sha256Hex }
 
