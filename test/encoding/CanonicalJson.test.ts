@@ -71,6 +71,13 @@ describe("CanonicalJson", () => {
     )
   })
 
+  it("writes an undefined array item and a hole null, as JSON.stringify does", () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const items = [, 1, undefined, [{}]]
+    assert.strictEqual(canonicalJson(items), "[null,1,null,[{}]]")
+    assert.strictEqual(canonicalJson(items), JSON.stringify(items))
+  })
+
   it("refuses values JSON cannot hold", () => {
     assert.throws(() => canonicalJson(Number.NaN), TypeError)
     assert.throws(() => canonicalJson({ a: Infinity }), TypeError)
