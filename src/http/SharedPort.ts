@@ -162,9 +162,14 @@ const fromHelper = (handle: ServerHandle): CopySource => (onCopy, onError) => {
   const helper = spawn(process.execPath, ["-e", HelperScript], { env: {}, stdio: ["ignore", "ignore", "inherit", "ipc"] })
   let received = 0
   const timer = setTimeout(() => fail(new Error(`no copies of the socket within ${HelperTimeoutMs} ms`)), HelperTimeoutMs)
-  const fail = (error: Error) => {
+  // Done with the helper: its later events are of no interest, but an `error` with no listener would throw.
+  const done = () => {
     clearTimeout(timer)
     helper.removeAllListeners()
+    helper.on("error", () => {})
+  }
+  const fail = (error: Error) => {
+    done()
     helper.kill()
     onError(error)
   }
@@ -172,8 +177,7 @@ const fromHelper = (handle: ServerHandle): CopySource => (onCopy, onError) => {
     if (!isMessage(message, CopyMessage) || copy === undefined) return
     received++
     if (received === CopiesPerWorker) {
-      clearTimeout(timer)
-      helper.removeAllListeners()
+      done()
       helper.disconnect()
     }
     onCopy(copy)
