@@ -1,14 +1,20 @@
 /**
- * One JSON POST over `node:http`/`node:https` with a keep-alive agent, as an interruptible Effect: the hot path of
- * every upstream model call, so no fetch and no web streams. The attempt's timeout is a plain timer that destroys
- * the request; interrupting the Effect destroys it too. Bodies above 8 MiB are cut off and reported as too large.
+ * One JSON POST to the upstream model service as an interruptible Effect: the hot path of every upstream model call.
+ * It goes through a keep-alive connection pool of undici (Node's own HTTP/1.1 client, the one under `fetch`), by its
+ * `dispatch` interface: the request is written from a prepared header list, and the answer's chunks are gathered by
+ * a handler of four callbacks, with no request or response object, stream or event emitter per call. Against
+ * `node:http` with a keep-alive agent this halves the client's CPU per call (docs/decisions.md, "Upstream client").
+ * The attempt's timeout is a plain timer that aborts the request; interrupting the Effect aborts it too. Bodies above
+ * 8 MiB are cut off and reported as too large.
  */
-import * as http from "node:http"
-import * as https from "node:https"
 import { Effect } from "effect"
+import { type Dispatcher, Pool } from "undici"
 
 /** Largest response body read, in bytes; a chat completion with one token is a few kilobytes. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+/** Most connections kept open to the upstream (one request at a time on each: no pipelining). */
+export const MAX_CONNECTIONS = 128
 
 /** A response that arrived: its status and its body as text. */
 export interface PostResponse {
@@ -26,95 +32,97 @@ export type PostFailure =
   | { readonly _tag: "Connection"; readonly code: string }
   | { readonly _tag: "TooLarge" }
 
-/** Keep-alive agents for both protocols, shared by every call of one provider. */
-export interface Agents {
-  readonly http: http.Agent
-  readonly https: https.Agent
+/** The connections to one upstream endpoint, and the request line and headers every POST to it sends. */
+export interface Endpoint {
+  readonly pool: Pool
+  /** The path and query string of the endpoint. */
+  readonly path: string
+  /** The request's headers as name, value, name, value, ...; `content-type` included, `content-length` computed. */
+  readonly headers: ReadonlyArray<string>
 }
 
-/** Fresh keep-alive agents. */
-export const makeAgents = (): Agents => ({
-  http: new http.Agent({ keepAlive: true, maxSockets: 128 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 128 })
+/**
+ * A pool of keep-alive connections to `url`'s origin (http or https) for POSTs to `url` with `headers`. No timeout
+ * of undici's own applies: each attempt has its timer (`postJson`). An idle connection is closed after 4 s, or
+ * sooner when the upstream's `Keep-Alive` header says so.
+ */
+export const openEndpoint = (url: URL, headers: Readonly<Record<string, string>>): Endpoint => ({
+  pool: new Pool(url.origin, { connections: MAX_CONNECTIONS, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 }),
+  path: `${url.pathname}${url.search}`,
+  headers: Object.entries({ ...headers, "content-type": "application/json" }).flat()
 })
 
-/** Closes every socket of the agents. */
-export const destroyAgents = (agents: Agents): void => {
-  agents.http.destroy()
-  agents.https.destroy()
-}
+/** Closes every connection of the endpoint, failing the requests still open. */
+export const closeEndpoint = (endpoint: Endpoint): Promise<void> => endpoint.pool.destroy()
 
+/** A connection failure's code: the system's (ECONNREFUSED, ECONNRESET, ...), or undici's own. */
 const errorCode = (error: unknown): string => {
-  const code = (error as { code?: unknown } | null)?.code
+  const { cause, code } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } }
+  // undici words a connection closed under a request as its own socket error; the system's code is its cause, if any.
+  if (code === "UND_ERR_SOCKET") return typeof cause?.code === "string" ? cause.code : "ECONNRESET"
   return typeof code === "string" ? code : "connection error"
 }
 
 const headerText = (value: string | Array<string> | undefined): string | null =>
   typeof value === "string" && value.length > 0 ? value : null
 
-/** One POST: where, with which agents and headers, its JSON body, and how long it may take. */
-export interface PostOptions {
-  readonly agents: Agents
-  readonly url: URL
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: string
-  readonly timeoutMs: number
-}
+/** Why the client itself ended a request: undici reports it back as the request's error, which is then ignored. */
+const Ended = new Error("ended by the caller")
 
-/** POSTs `body` (JSON text) to `url` and reads the whole response, giving up after `timeoutMs`. */
-export const postJson = (options: PostOptions): Effect.Effect<PostResponse, PostFailure> =>
+/** POSTs `body` (JSON text) to the endpoint and reads the whole response, giving up after `timeoutMs`. */
+export const postJson = (endpoint: Endpoint, body: string, timeoutMs: number): Effect.Effect<PostResponse, PostFailure> =>
   Effect.async<PostResponse, PostFailure>((resume) => {
     let settled = false
-    let timer: ReturnType<typeof setTimeout> | undefined
+    let controller: Dispatcher.DispatchController | undefined
+    let status = 0
+    let requestId: string | null = null
+    let retryAfter: string | null = null
+    let size = 0
+    const chunks: Array<Buffer> = []
     const finish = (effect: Effect.Effect<PostResponse, PostFailure>) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       resume(effect)
     }
-    const secure = options.url.protocol === "https:"
-    const request = (secure ? https.request : http.request)(options.url, {
-      method: "POST",
-      agent: secure ? options.agents.https : options.agents.http,
-      headers: {
-        ...options.headers,
-        "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(options.body, "utf8"))
-      }
-    }, (response) => {
-      const chunks: Array<Buffer> = []
-      let size = 0
-      response.on("data", (chunk: Buffer) => {
+    /** Ends the request from this side (a request still queued in the pool is ended as it starts). */
+    const abort = () => {
+      settled = true
+      clearTimeout(timer)
+      controller?.abort(Ended)
+    }
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: (started) => {
+        controller = started
+        if (settled) started.abort(Ended)
+      },
+      onResponseStart: (_, statusCode, headers) => {
+        status = statusCode
+        requestId = headerText(headers["x-request-id"])
+        retryAfter = headerText(headers["retry-after"])
+      },
+      onResponseData: (_, chunk) => {
         size += chunk.length
         if (size > MAX_RESPONSE_BYTES) {
           finish(Effect.fail({ _tag: "TooLarge" }))
-          request.destroy()
+          abort()
           return
         }
         chunks.push(chunk)
-      })
-      response.on("end", () =>
+      },
+      onResponseEnd: () =>
         finish(Effect.succeed({
-          status: response.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString("utf8"),
-          requestId: headerText(response.headers["x-request-id"]),
-          retryAfter: headerText(response.headers["retry-after"])
-        }))
-      )
-      response.on("error", (error) => finish(Effect.fail({ _tag: "Connection", code: errorCode(error) })))
-      response.on("close", () => {
-        if (!response.complete) finish(Effect.fail({ _tag: "Connection", code: "ECONNRESET" }))
-      })
-    })
-    timer = setTimeout(() => {
+          status,
+          body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8"),
+          requestId,
+          retryAfter
+        })),
+      onResponseError: (_, error) => finish(Effect.fail({ _tag: "Connection", code: errorCode(error) }))
+    }
+    const timer = setTimeout(() => {
       finish(Effect.fail({ _tag: "Timeout" }))
-      request.destroy()
-    }, Math.max(0, options.timeoutMs))
-    request.on("error", (error) => finish(Effect.fail({ _tag: "Connection", code: errorCode(error) })))
-    request.end(options.body)
-    return Effect.sync(() => {
-      settled = true
-      clearTimeout(timer)
-      request.destroy()
-    })
+      abort()
+    }, Math.max(0, timeoutMs))
+    endpoint.pool.dispatch({ path: endpoint.path, method: "POST", headers: endpoint.headers as Array<string>, body }, handler)
+    return Effect.sync(abort)
   })

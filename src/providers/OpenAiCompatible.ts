@@ -18,8 +18,8 @@ import {
   ProviderUnavailable
 } from "../../schema/Errors.js"
 import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
-import { destroyAgents, makeAgents, postJson } from "./HttpPost.js"
-import type { Agents, PostFailure, PostResponse } from "./HttpPost.js"
+import { closeEndpoint, openEndpoint, postJson } from "./HttpPost.js"
+import type { Endpoint, PostFailure, PostResponse } from "./HttpPost.js"
 import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest } from "./LetterReadout.js"
 import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
@@ -125,9 +125,7 @@ const interpretThought: Interpret<string> = (body) => {
 
 /** What every attempt of one provider shares. */
 interface Transport {
-  readonly agents: Agents
-  readonly url: URL
-  readonly headers: Readonly<Record<string, string>>
+  readonly endpoint: Endpoint
   readonly attemptTimeoutMs: number
   readonly identity: ProviderIdentity
   /** Metric series by `purpose outcome`. */
@@ -184,7 +182,7 @@ const final = (error: ProviderError): AttemptFailure => ({ _tag: "Final", error 
 
 /** The POST of one attempt, classified, inside its `model.call` span. */
 const postAttempt = <A>(transport: Transport, call: CallContext<A>, ordinal: number, timeoutMs: number) =>
-  postJson({ agents: transport.agents, url: transport.url, headers: transport.headers, body: call.body, timeoutMs }).pipe(
+  postJson(transport.endpoint, call.body, timeoutMs).pipe(
     Effect.either,
     Effect.map((response) => ({
       outcome: classify(response, call.interpret),
@@ -257,18 +255,17 @@ const seriesOf = (identity: ProviderIdentity) =>
       : labels({ provider: identity.provider, model: identity.modelId, purpose, outcome })
   })
 
-/** Builds the provider over its own keep-alive agents, closed when the scope closes. */
+/** Builds the provider over its own keep-alive connections (HttpPost.ts), closed when the scope closes. */
 const make = (config: OpenAiCompatibleConfig) =>
   Effect.gen(function*() {
-    const agents: Agents = yield* Effect.acquireRelease(Effect.sync(makeAgents), (made) =>
-      Effect.sync(() => destroyAgents(made)))
     const headers: Record<string, string> = { accept: "application/json", "user-agent": "arbiter/0.1.0" }
     if (config.apiKey !== undefined) headers["authorization"] = `Bearer ${Redacted.value(config.apiKey)}`
+    const url = new URL(`${config.baseUrl.replace(/\/+$/, "")}/chat/completions`)
+    const endpoint = yield* Effect.acquireRelease(Effect.sync(() => openEndpoint(url, headers)), (opened) =>
+      Effect.promise(() => closeEndpoint(opened)))
     const identity = { provider: "openai", modelId: config.model }
     const transport: Transport = {
-      agents,
-      url: new URL(`${config.baseUrl.replace(/\/+$/, "")}/chat/completions`),
-      headers,
+      endpoint,
       attemptTimeoutMs: config.attemptTimeoutMs ?? 120_000,
       identity,
       series: seriesOf(identity)
