@@ -48,7 +48,9 @@ const rawServer = (answer: (index: number, socket: Socket) => void) =>
         resume(Effect.succeed({ server, url: new URL(`http://127.0.0.1:${port}/v1/chat/completions?x=1`), seen }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+    ({ server }) => Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+    })
   )
 
 const endpointFor = (url: URL) =>
@@ -149,7 +151,9 @@ describe("HttpPost: the upstream client", () => {
       const endpoint = yield* endpointFor(url)
       assert.deepStrictEqual(yield* Effect.flip(postJson(endpoint, "{}", 5_000)), { _tag: "Connection", code: "ECONNRESET" })
       const { server, url: closedUrl } = yield* rawServer(() => undefined)
-      yield* Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+      yield* Effect.async<void>((resume) => {
+        server.close(() => resume(Effect.void))
+      })
       const refused = yield* endpointFor(closedUrl)
       assert.deepStrictEqual(yield* Effect.flip(postJson(refused, "{}", 5_000)), { _tag: "Connection", code: "ECONNREFUSED" })
     }))
