@@ -6,11 +6,12 @@
  * transaction instead of a whole one. Each request still gets its own outcome; a batch that fails fails each of its
  * requests.
  */
-import { Deferred, Effect, Exit, FiberId } from "effect"
+import { Effect, Exit } from "effect"
+import { type Completion, makeCompletion } from "./Completion.js"
 
 interface Pending<I, O, E> {
   readonly item: I
-  readonly deferred: Deferred.Deferred<O, E>
+  readonly completion: Completion<O, E>
 }
 
 /**
@@ -44,7 +45,7 @@ export const makeBatcher = <I, O, E, E2, R>(
     const settle = (batch: ReadonlyArray<Pending<I, O, E | E2>>, exit: Exit.Exit<ReadonlyArray<Exit.Exit<O, E>>, E2>) =>
       Effect.sync(() => {
         for (let index = 0; index < batch.length; index++) {
-          Deferred.unsafeDone(batch[index]!.deferred, Exit.isSuccess(exit) ? exit.value[index]! : (exit as Exit.Exit<never, E2>))
+          batch[index]!.completion.complete(Exit.isSuccess(exit) ? exit.value[index]! : (exit as Exit.Exit<never, E2>))
         }
       })
 
@@ -65,11 +66,11 @@ export const makeBatcher = <I, O, E, E2, R>(
     return {
       submit: (item) =>
         Effect.suspend(() => {
-          const deferred = Deferred.unsafeMake<O, E | E2>(FiberId.none)
-          queue.push({ item, deferred })
-          if (running >= options.maxInFlight) return Deferred.await(deferred)
+          const completion = makeCompletion<O, E | E2>()
+          queue.push({ item, completion })
+          if (running >= options.maxInFlight) return completion.wait
           running++
-          return Effect.zipRight(Effect.forkDaemon(drain), Deferred.await(deferred))
+          return Effect.zipRight(Effect.forkDaemon(drain), completion.wait)
         })
     }
   })

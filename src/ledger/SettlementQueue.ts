@@ -10,10 +10,11 @@
  * completed.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Deferred, Effect, FiberId, Runtime } from "effect"
+import { Effect, Exit, Runtime } from "effect"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
 import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
+import { type Completion, makeCompletion } from "./Completion.js"
 import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
 
 /** Settles a batch in one transaction (`settleBatch`; a test may stand in its own). */
@@ -48,7 +49,7 @@ interface Item {
   /** The part of a refused batch the run was split into (settled apart from every other run), or null. */
   part: object | null
   degraded: boolean
-  readonly deferred: Deferred.Deferred<Settled>
+  readonly completion: Completion<Settled, never>
 }
 
 /** The most a backoff waits between attempts while the database is unreachable. */
@@ -93,13 +94,13 @@ class Queue {
       attempts: 0,
       part: null,
       degraded: false,
-      deferred: Deferred.unsafeMake<Settled>(FiberId.none)
+      completion: makeCompletion<Settled, never>()
     }
     this.items.push(item)
     this.waiting++
     this.kick()
     return {
-      committed: Deferred.await(item.deferred),
+      committed: item.completion.wait,
       yieldTo: (fallback) => {
         if (item.state === "attempting" || item.state === "done") return false
         item.input = { ...item.input, end: fallback }
@@ -111,7 +112,7 @@ class Queue {
   private finish(item: Item, stored: boolean, batch: BatchResult): void {
     item.state = "done"
     this.waiting--
-    Deferred.unsafeDone(item.deferred, Effect.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
+    item.completion.complete(Exit.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
   }
 
   private retryLater(item: Item): void {

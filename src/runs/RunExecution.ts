@@ -61,18 +61,20 @@ interface Race {
 }
 
 /**
- * Times a part of the run; the upstream part is also counted as waiting on the upstream for the overload guard
- * while it lasts (the run's fiber is a root fiber nothing interrupts, so the count is left as surely as the time is
- * recorded).
+ * Times a part of the run, whatever its end; the upstream part is also counted as waiting on the upstream for the
+ * overload guard while it lasts. The run's fiber is a root fiber nothing interrupts, so the part's exit is always
+ * reached and the count is left as surely as the time is recorded: no uninterruptible region (`Effect.ensuring`, some
+ * ten steps of the runtime) is needed around it, only the exit (two).
  */
 const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void, upstream = false) =>
   Effect.suspend(() => {
     const started = performance.now()
     if (upstream) enterUpstream()
-    return Effect.ensuring(effect, Effect.sync(() => {
+    return Effect.flatMap(Effect.exit(effect), (exit) => {
       if (upstream) leaveUpstream()
       record(performance.now() - started)
-    }))
+      return exit
+    })
   })
 
 /** Settles a run with its end (or the failure its caller was already told) and answers with what was stored. */

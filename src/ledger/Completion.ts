@@ -1,0 +1,36 @@
+/**
+ * A result that arrives once, waited for by fibers: what `Deferred` does, for the waits on the run's hot path
+ * (admission's batch, settlement's commit). `Deferred.await` wraps every wait in an interruption handler that takes
+ * the waiter off the list if its fiber is interrupted: an uninterruptible region and some ten steps of the runtime per
+ * wait. The fibers that wait here are the runs' own, which nothing interrupts (src/runs/RunExecution.ts); should one
+ * be interrupted all the same, its callback stays on the list until the result arrives, and is then called for a
+ * fiber that has moved on, which ignores it. A wait after the result resumes at once.
+ */
+import { Effect, type Exit } from "effect"
+
+/** A result that arrives once. */
+export interface Completion<A, E> {
+  /** Waits for the result. */
+  readonly wait: Effect.Effect<A, E>
+  /** Delivers the result to every waiter, now and later; a second call is ignored. */
+  readonly complete: (exit: Exit.Exit<A, E>) => void
+}
+
+/** A completion not completed yet. */
+export const makeCompletion = <A, E>(): Completion<A, E> => {
+  let result: Exit.Exit<A, E> | undefined
+  let waiters: Array<(exit: Exit.Exit<A, E>) => void> | undefined
+  return {
+    wait: Effect.async<A, E>((resume) => {
+      if (result !== undefined) return resume(result)
+      ;(waiters ??= []).push(resume)
+    }),
+    complete: (exit) => {
+      if (result !== undefined) return
+      result = exit
+      const waiting = waiters
+      waiters = undefined
+      if (waiting !== undefined) for (const resume of waiting) resume(exit)
+    }
+  }
+}
