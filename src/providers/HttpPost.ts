@@ -69,60 +69,78 @@ const headerText = (value: string | Array<string> | undefined): string | null =>
 /** Why the client itself ended a request: undici reports it back as the request's error, which is then ignored. */
 const Ended = new Error("ended by the caller")
 
-/** POSTs `body` (JSON text) to the endpoint and reads the whole response, giving up after `timeoutMs`. */
-export const postJson = (endpoint: Endpoint, body: string, timeoutMs: number): Effect.Effect<PostResponse, PostFailure> =>
-  Effect.async<PostResponse, PostFailure>((resume) => {
-    let settled = false
-    let controller: Dispatcher.DispatchController | undefined
-    let status = 0
-    let requestId: string | null = null
-    let retryAfter: string | null = null
-    let size = 0
-    const chunks: Array<Buffer> = []
-    const finish = (effect: Effect.Effect<PostResponse, PostFailure>) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resume(effect)
-    }
-    /** Ends the request from this side (a request still queued in the pool is ended as it starts). */
-    const abort = () => {
-      settled = true
-      clearTimeout(timer)
-      controller?.abort(Ended)
-    }
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart: (started) => {
-        controller = started
-        if (settled) started.abort(Ended)
-      },
-      onResponseStart: (_, statusCode, headers) => {
-        status = statusCode
-        requestId = headerText(headers["x-request-id"])
-        retryAfter = headerText(headers["retry-after"])
-      },
-      onResponseData: (_, chunk) => {
-        size += chunk.length
-        if (size > MAX_RESPONSE_BYTES) {
-          finish(Effect.fail({ _tag: "TooLarge" }))
-          abort()
-          return
-        }
-        chunks.push(chunk)
-      },
-      onResponseEnd: () =>
-        finish(Effect.succeed({
+/** What a POST came to: the response, or why none arrived. */
+export type PostResult = { readonly _tag: "Response"; readonly response: PostResponse } | PostFailure
+
+/**
+ * POSTs `body` (JSON text) to the endpoint and reads the whole response, giving up after `timeoutMs`; calls `done`
+ * once with the result, from the connection's callbacks or the timer. Answers a function that ends the request
+ * (`done` is then not called). The provider's attempt (OpenAiCompatible.ts) runs on this directly, in one step of the
+ * Effect runtime.
+ */
+export const post = (endpoint: Endpoint, body: string, timeoutMs: number, done: (result: PostResult) => void): () => void => {
+  let settled = false
+  let controller: Dispatcher.DispatchController | undefined
+  let status = 0
+  let requestId: string | null = null
+  let retryAfter: string | null = null
+  let size = 0
+  const chunks: Array<Buffer> = []
+  const finish = (result: PostResult) => {
+    if (settled) return
+    settled = true
+    clearTimeout(timer)
+    done(result)
+  }
+  /** Ends the request from this side (a request still queued in the pool is ended as it starts). */
+  const abort = () => {
+    settled = true
+    clearTimeout(timer)
+    controller?.abort(Ended)
+  }
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart: (started) => {
+      controller = started
+      if (settled) started.abort(Ended)
+    },
+    onResponseStart: (_, statusCode, headers) => {
+      status = statusCode
+      requestId = headerText(headers["x-request-id"])
+      retryAfter = headerText(headers["retry-after"])
+    },
+    onResponseData: (_, chunk) => {
+      size += chunk.length
+      if (size > MAX_RESPONSE_BYTES) {
+        finish({ _tag: "TooLarge" })
+        abort()
+        return
+      }
+      chunks.push(chunk)
+    },
+    onResponseEnd: () =>
+      finish({
+        _tag: "Response",
+        response: {
           status,
           body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8"),
           requestId,
           retryAfter
-        })),
-      onResponseError: (_, error) => finish(Effect.fail({ _tag: "Connection", code: errorCode(error) }))
-    }
-    const timer = setTimeout(() => {
-      finish(Effect.fail({ _tag: "Timeout" }))
-      abort()
-    }, Math.max(0, timeoutMs))
-    endpoint.pool.dispatch({ path: endpoint.path, method: "POST", headers: endpoint.headers as Array<string>, body }, handler)
+        }
+      }),
+    onResponseError: (_, error) => finish({ _tag: "Connection", code: errorCode(error) })
+  }
+  const timer = setTimeout(() => {
+    finish({ _tag: "Timeout" })
+    abort()
+  }, Math.max(0, timeoutMs))
+  endpoint.pool.dispatch({ path: endpoint.path, method: "POST", headers: endpoint.headers as Array<string>, body }, handler)
+  return abort
+}
+
+/** `post` as an interruptible Effect: interrupting it ends the request. */
+export const postJson = (endpoint: Endpoint, body: string, timeoutMs: number): Effect.Effect<PostResponse, PostFailure> =>
+  Effect.async<PostResponse, PostFailure>((resume) => {
+    const abort = post(endpoint, body, timeoutMs, (result) =>
+      resume(result._tag === "Response" ? Effect.succeed(result.response) : Effect.fail(result)))
     return Effect.sync(abort)
   })

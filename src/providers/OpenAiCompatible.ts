@@ -8,7 +8,7 @@
  * 413 or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Clock, Effect, Either, Layer, Redacted } from "effect"
+import { Effect, Either, Exit, FiberRef, Layer, Redacted } from "effect"
 import {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -18,14 +18,14 @@ import {
   ProviderUnavailable
 } from "../../schema/Errors.js"
 import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
-import { closeEndpoint, openEndpoint, postJson } from "./HttpPost.js"
-import type { Endpoint, PostFailure, PostResponse } from "./HttpPost.js"
+import { closeEndpoint, openEndpoint, post } from "./HttpPost.js"
+import type { Endpoint, PostResult } from "./HttpPost.js"
 import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest } from "./LetterReadout.js"
 import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions } from "./ModelProvider.js"
-import { type AttemptFailure, type FailureKind, retryAfterMs, retrying } from "./UpstreamRetry.js"
-import { annotateSpan, withTracedSpan } from "../telemetry/Spans.js"
+import { type AttemptFailure, type FailureKind, retryAfterMs, retryFrom } from "./UpstreamRetry.js"
+import { annotateSpan } from "../telemetry/Spans.js"
 
 /** Settings of an OpenAI-compatible upstream. */
 export interface OpenAiCompatibleConfig {
@@ -51,19 +51,16 @@ type Interpret<A> = (body: string) => Attempt<A>
 
 const CONTEXT_LENGTH = /context[ _-]?length|maximum context|too many tokens/i
 
-const classify = <A>(response: Either.Either<PostResponse, PostFailure>, interpret: Interpret<A>): Attempt<A> => {
-  if (Either.isLeft(response)) {
-    const failure = response.left
-    switch (failure._tag) {
-      case "Timeout":
-        return { _tag: "Failed", id: null, kind: "timeout", detail: "no answer in time" }
-      case "Connection":
-        return { _tag: "Failed", id: null, kind: "unavailable", detail: `connection failed (${failure.code})` }
-      case "TooLarge":
-        return { _tag: "Failed", id: null, kind: "bad_response", detail: "the body is too large" }
-    }
+const classify = <A>(result: PostResult, interpret: Interpret<A>): Attempt<A> => {
+  switch (result._tag) {
+    case "Timeout":
+      return { _tag: "Failed", id: null, kind: "timeout", detail: "no answer in time" }
+    case "Connection":
+      return { _tag: "Failed", id: null, kind: "unavailable", detail: `connection failed (${result.code})` }
+    case "TooLarge":
+      return { _tag: "Failed", id: null, kind: "bad_response", detail: "the body is too large" }
   }
-  const { body, requestId, status } = response.right
+  const { body, requestId, status } = result.response
   if (status >= 200 && status < 300) {
     const attempt = interpret(body)
     return attempt._tag === "Failed" && attempt.id === null ? { ...attempt, id: requestId } : attempt
@@ -145,64 +142,87 @@ interface CallContext<A> {
 const outcomeLabel = <A>(attempt: Attempt<A>): string =>
   attempt._tag === "Billed" ? "succeeded" : attempt._tag === "Refused" ? "refused" : attempt.kind
 
-/** One attempt: posts, records the ledger entry and the metrics, and answers or says how it failed. */
+/** How an attempt ended: its result for the call, and its tokens (for the span, when spans are kept). */
+interface Attempted<A> {
+  readonly exit: Exit.Exit<A, AttemptFailure>
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * What an attempt comes to once its POST ended: counted and timed in the metrics, its ledger entry made and reported,
+ * and its result for the call (the answer, a final error, or a failure the retry schedule decides on).
+ */
+const conclude = <A>(
+  transport: Transport,
+  call: CallContext<A>,
+  ordinal: number,
+  posted: { readonly result: PostResult; readonly startedMs: number; readonly cutByDeadline: boolean }
+): Attempted<A> => {
+  const outcome = classify(posted.result, call.interpret)
+  const ended = Date.now()
+  const series = transport.series.get(`${call.purpose} ${outcomeLabel(outcome)}`)
+  count(upstreamCalls, series)
+  record(upstreamCallSeconds, (performance.now() - posted.startedMs) / 1000, series)
+  const made = ledgerEntry(outcome, ordinal, ended, call.purpose)
+  call.calls.push(made)
+  call.onCall?.(made)
+  const attempted = (exit: Exit.Exit<A, AttemptFailure>): Attempted<A> => ({
+    exit,
+    inputTokens: made.inputTokens,
+    outputTokens: made.outputTokens
+  })
+  if (outcome._tag === "Billed") {
+    return attempted(Either.isRight(outcome.result) ? Exit.succeed(outcome.result.right) : Exit.fail(final(outcome.result.left)))
+  }
+  if (outcome._tag === "Refused") return attempted(Exit.fail(final(outcome.error)))
+  if (ended >= call.deadline || (outcome.kind === "timeout" && posted.cutByDeadline)) {
+    return attempted(Exit.fail(final(deadlineExceeded())))
+  }
+  const retryAfter = posted.result._tag === "Response" ? posted.result.response.retryAfter : null
+  return attempted(Exit.fail({
+    _tag: "Retryable",
+    kind: outcome.kind,
+    detail: outcome.detail,
+    attempts: ordinal + 1,
+    retryAfterMs: retryAfterMs(retryAfter, ended)
+  }))
+}
+
+/**
+ * One attempt: posts (within the attempt timeout, cut to the time left before the deadline), records the ledger
+ * entry and the metrics, and answers or says how it failed. The POST and all that follows it is one asynchronous step
+ * of the runtime (`post`'s callback does the rest), inside a `model.call` span only while spans are kept.
+ */
 const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: number): Effect.Effect<A, AttemptFailure> =>
-  Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
-    const remaining = call.deadline - started
-    if (remaining <= 0) return yield* Effect.fail(final(deadlineExceeded()))
+  Effect.withFiberRuntime((fiber) => {
+    const remaining = call.deadline - Date.now()
+    if (remaining <= 0) return Effect.fail(final(deadlineExceeded()))
     const cutByDeadline = remaining <= transport.attemptTimeoutMs
     const timeoutMs = Math.min(transport.attemptTimeoutMs, remaining)
-    const startedPrecise = performance.now()
-    const { outcome, retryAfter } = yield* postAttempt(transport, call, ordinal, timeoutMs)
-    const ended = yield* Clock.currentTimeMillis
-    const series = transport.series.get(`${call.purpose} ${outcomeLabel(outcome)}`)
-    count(upstreamCalls, series)
-    record(upstreamCallSeconds, (performance.now() - startedPrecise) / 1000, series)
-    const made = ledgerEntry(outcome, ordinal, ended, call.purpose)
-    call.calls.push(made)
-    call.onCall?.(made)
-    if (outcome._tag === "Billed") {
-      return yield* Either.match(outcome.result, { onLeft: (error) => Effect.fail(final(error)), onRight: Effect.succeed })
-    }
-    if (outcome._tag === "Refused") return yield* Effect.fail(final(outcome.error))
-    if (ended >= call.deadline || (outcome.kind === "timeout" && cutByDeadline)) {
-      return yield* Effect.fail(final(deadlineExceeded()))
-    }
-    return yield* Effect.fail<AttemptFailure>({
-      _tag: "Retryable",
-      kind: outcome.kind,
-      detail: outcome.detail,
-      attempts: ordinal + 1,
-      retryAfterMs: retryAfterMs(retryAfter, ended)
+    const startedMs = performance.now()
+    const attempt = Effect.async<Attempted<A>>((resume) => {
+      const abort = post(transport.endpoint, call.body, timeoutMs, (result) =>
+        resume(Effect.succeed(conclude(transport, call, ordinal, { result, startedMs, cutByDeadline }))))
+      return Effect.sync(abort)
     })
-  })
-
-const final = (error: ProviderError): AttemptFailure => ({ _tag: "Final", error })
-
-/** The POST of one attempt, classified, inside its `model.call` span. */
-const postAttempt = <A>(transport: Transport, call: CallContext<A>, ordinal: number, timeoutMs: number) =>
-  postJson(transport.endpoint, call.body, timeoutMs).pipe(
-    Effect.either,
-    Effect.map((response) => ({
-      outcome: classify(response, call.interpret),
-      retryAfter: Either.isRight(response) ? response.right.retryAfter : null
-    })),
-    Effect.tap(({ outcome }) =>
-      annotateSpan({
-        "model.input_tokens": outcome._tag === "Billed" ? outcome.usage.inputTokens : 0,
-        "model.output_tokens": outcome._tag === "Billed" ? outcome.usage.outputTokens : 0
-      })
-    ),
-    withTracedSpan("model.call", {
+    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.flatMap(attempt, (attempted) => attempted.exit)
+    // The span is the HTTP attempt: it ends once the answer is read, before the call's result (a failure for the
+    // retry schedule to decide on is not the span's).
+    const traced = Effect.tap(attempt, (attempted) =>
+      annotateSpan({ "model.input_tokens": attempted.inputTokens, "model.output_tokens": attempted.outputTokens })
+    ).pipe(Effect.withSpan("model.call", {
       attributes: {
         "model.provider": transport.identity.provider,
         "model.id": transport.identity.modelId,
         "model.retry_ordinal": ordinal,
         "model.purpose": call.purpose
       }
-    })
-  )
+    }))
+    return Effect.flatMap(traced, (attempted) => attempted.exit)
+  })
+
+const final = (error: ProviderError): AttemptFailure => ({ _tag: "Final", error })
 
 const ledgerEntry = <A>(outcome: Attempt<A>, ordinal: number, ended: number, purpose: ModelCall["purpose"]): ModelCall => {
   const billed = outcome._tag === "Billed"
@@ -219,32 +239,36 @@ const ledgerEntry = <A>(outcome: Attempt<A>, ordinal: number, ended: number, pur
 
 /**
  * One call with its retries (UpstreamRetry.ts): attempts until one answers, a failure is final, or the schedule
- * stops; a retryable failure the schedule gave up on becomes the error of decisions.md "Precise rules".
+ * stops; a retryable failure the schedule gave up on becomes the error of decisions.md "Precise rules". The first
+ * attempt runs on its own: the retry loop is built only once it failed, as almost no call needs it.
  */
 const callWithRetries = <A>(
   transport: Transport,
   retry: { readonly maxRetries: number; readonly baseDelayMs: number },
   call: CallContext<A>
 ): Effect.Effect<A, ProviderError> => {
-  let ordinal = 0
-  let previous: AttemptFailure | undefined
-  const attempt = Effect.suspend(() => {
-    if (previous?._tag === "Retryable") {
-      const reason = previous.retryAfterMs === undefined ? "backoff" : "retry_after"
-      count(upstreamRetries, transport.series.get(`retry ${reason}`))
-    }
-    return attemptOnce(transport, call, ordinal++).pipe(Effect.tapError((failure) => {
-      previous = failure
-      return failure._tag === "Retryable"
-        ? Effect.logInfo(`upstream attempt ${failure.attempts} failed (${failure.kind}): ${failure.detail}`)
-        : Effect.void
-    }))
-  })
-  return retrying(attempt, { ...retry, deadline: call.deadline }).pipe(
-    Effect.mapError((failure) =>
-      failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts)
-    )
-  )
+  let ordinal = 1
+  const logged = (failure: AttemptFailure) =>
+    failure._tag === "Retryable"
+      ? Effect.logInfo(`upstream attempt ${failure.attempts} failed (${failure.kind}): ${failure.detail}`)
+      : Effect.void
+  const again = (previous: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
+    Effect.suspend(() => {
+      if (previous._tag === "Retryable") {
+        const reason = previous.retryAfterMs === undefined ? "backoff" : "retry_after"
+        count(upstreamRetries, transport.series.get(`retry ${reason}`))
+      }
+      return attemptOnce(transport, call, ordinal++)
+    })
+  const toError = (failure: AttemptFailure) =>
+    failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts)
+  return Effect.catchAll(attemptOnce(transport, call, 0), (first) =>
+    first._tag !== "Retryable"
+      ? Effect.fail(first.error)
+      : logged(first).pipe(
+        Effect.zipRight(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), { ...retry, deadline: call.deadline })),
+        Effect.mapError(toError)
+      ))
 }
 
 const seriesOf = (identity: ProviderIdentity) =>
@@ -285,19 +309,17 @@ const make = (config: OpenAiCompatibleConfig) =>
       identity,
       read: (read: Read, options: ReadOptions) => {
         const calls: Array<ModelCall> = []
-        return Effect.gen(function*() {
-          const thought = read.thinkTokens > 0
-            ? yield* call("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options)
-            : null
-          const probabilities = yield* call(
-            "answer",
-            letterRequest(config.model, read, thought),
-            interpretLetter(read.options.length),
-            calls,
-            options
-          )
-          return { probabilities, calls: [...calls] }
-        }).pipe(Effect.mapError((error) => new ProviderFailure({ error, calls: [...calls] })))
+        const answer = (thought: string | null) =>
+          call("answer", letterRequest(config.model, read, thought), interpretLetter(read.options.length), calls, options)
+        const reading = Effect.suspend(() =>
+          read.thinkTokens > 0
+            ? Effect.flatMap(call("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options), answer)
+            : answer(null)
+        )
+        return Effect.mapBoth(reading, {
+          onFailure: (error) => new ProviderFailure({ error, calls: [...calls] }),
+          onSuccess: (probabilities) => ({ probabilities, calls: [...calls] })
+        })
       }
     })
   })

@@ -69,20 +69,21 @@ export const retrySchedule = (options: {
 }
 
 /**
- * `attempt` tried again on the retry schedule: the same loop as `Effect.retry`'s, fed the same failures, but the
- * schedule's driver (a ref, and the iteration's metadata provided to each attempt) is built only once the first
- * attempt failed, as almost no call needs it. A final failure ends the loop at once, as the schedule would.
+ * The retries of a call whose first attempt failed with `first`: `attempt(previous)` tried on the retry schedule,
+ * fed each failure as `Effect.retry` would feed it, until one answers, a failure is final, or the schedule stops (the
+ * call then fails with the last failure). The caller makes the first attempt on its own, so the schedule's driver (a
+ * ref, and the iteration's metadata provided to each attempt) is built only once one failed, as almost no call needs it.
  */
-export const retrying = <A>(
-  attempt: Effect.Effect<A, AttemptFailure>,
+export const retryFrom = <A>(
+  first: AttemptFailure,
+  attempt: (previous: AttemptFailure) => Effect.Effect<A, AttemptFailure>,
   options: { readonly maxRetries: number; readonly baseDelayMs: number; readonly deadline: number }
 ): Effect.Effect<A, AttemptFailure> =>
-  Effect.catchAll(attempt, (first) =>
-    first._tag !== "Retryable" ? Effect.fail(first) : Effect.flatMap(Schedule.driver(retrySchedule(options)), (driver) => {
-      const loop = (failure: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
-        Effect.matchEffect(driver.next(failure), {
-          onFailure: () => Effect.fail(failure),
-          onSuccess: () => Effect.catchAll(attempt, loop)
-        })
-      return loop(first)
-    }))
+  first._tag !== "Retryable" ? Effect.fail(first) : Effect.flatMap(Schedule.driver(retrySchedule(options)), (driver) => {
+    const loop = (failure: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
+      Effect.matchEffect(driver.next(failure), {
+        onFailure: () => Effect.fail(failure),
+        onSuccess: () => Effect.catchAll(attempt(failure), loop)
+      })
+    return loop(first)
+  })
