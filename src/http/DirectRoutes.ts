@@ -2,7 +2,7 @@
  * Routes served straight on Node's request and response, beside HttpApi's router, for the one request that has to be
  * cheap: `POST /v1/runs` (src/runs/CreateRunRoute.ts). Through the router, HttpApi's middlewares and the platform's
  * request handling, any request took some 230 steps of the Effect runtime before its handler did anything (117 for
- * the platform's handler of an app that only answers "ok"); a direct route runs its own work in one fiber and
+ * the platform's handler of an app that only answers "ok"); a direct route runs its own work (outside the runtime where it can) and
  * writes its success itself. Everything else about the request stays the API's: a direct route takes only its exact
  * method and URL (a query string goes through the router, which refuses it as the contract says), and it hands every
  * failure back to the API (`viaApi`), which answers it through the same boundary, error encoding and observation as
@@ -26,8 +26,11 @@ export interface DirectServer {
     response: ServerResponse,
     answer: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
   ) => void
-  /** Counts and times an answer the route wrote itself, and writes its access line (RequestObserver.ts). */
-  readonly observe: (method: string, route: string, status: number, durationMs: number) => Effect.Effect<void>
+  /**
+   * Counts and times an answer the route wrote itself (RequestObserver.ts); answers its access line, for the route to
+   * run in a fiber of the request's, or undefined when none is written (`ACCESS_LOG=false`, or below info level).
+   */
+  readonly observe: (method: string, route: string, status: number, durationMs: number) => Effect.Effect<void> | undefined
 }
 
 /** A route served outside the router: its method, its exact URL, and its handler once the server is known. */

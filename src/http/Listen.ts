@@ -69,6 +69,7 @@ const observedApps = Effect.gen(function*() {
     ),
     handedBack,
     observeAnswer: observeAnswer(accessLog),
+    accessLog,
     runtime: yield* Effect.runtime<never>()
   }
 })
@@ -81,7 +82,10 @@ const requestHandlers = Effect.gen(function*() {
   const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp)
   const server: DirectServer = {
     runtime: apps.runtime,
-    observe: apps.observeAnswer,
+    observe: (method, route, status, durationMs) => {
+      const line = apps.observeAnswer(method, route, status, durationMs)
+      return apps.accessLog ? line : undefined
+    },
     viaApi: (request, response, answer) => {
       apps.handedBack.set(request, answer)
       handBack(request, response)

@@ -8,7 +8,7 @@
  */
 import { Headers, HttpIncomingMessage, HttpRouter, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, FiberRef, Layer, Option } from "effect"
+import { Effect, Exit, FiberRef, Layer, Option } from "effect"
 import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
@@ -60,53 +60,87 @@ export const readBody = (
     )
   })
 
-/** The body went past its limit while it was read. */
-const OverLimit = Symbol("OverLimit")
-
 /**
  * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
  * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
  * own, a stream read inside an acquire-use-release, a provided limit) took some fifty steps of the runtime on every
  * run for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
  * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
- * consumed stream again (`readBody` stays for bodies another reader may read after it).
+ * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
+ * the function it answers is called first (it stops reading).
  */
-const readPayloadText = (raw: IncomingMessage, info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">) =>
-  declaresMoreThan(raw.headers, info.bodyLimit) ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.flatMap(
-    Effect.async<string | typeof OverLimit, never>((resume) => {
-      const chunks: Array<Buffer> = []
-      let size = 0
-      const stop = () => {
-        raw.off("data", onData)
-        raw.off("end", onEnd)
-        raw.off("error", onError)
-      }
-      const onData = (chunk: Buffer) => {
-        size += chunk.length
-        if (size <= info.bodyLimit) {
-          chunks.push(chunk)
-          return
-        }
-        stop()
-        raw.resume()
-        resume(Effect.succeed(OverLimit))
-      }
-      const onEnd = () => {
-        stop()
-        resume(Effect.succeed(Buffer.concat(chunks, size).toString("utf8")))
-      }
-      const onError = (error: Error) => {
-        stop()
-        resume(Effect.die(error))
-      }
-      raw.on("data", onData)
-      raw.once("end", onEnd)
-      raw.once("error", onError)
-      return Effect.sync(stop)
-    }),
-    (text): Effect.Effect<string, ReturnType<typeof tooLarge>> =>
-      text === OverLimit ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.succeed(text)
-  )
+const readPayloadText = (
+  raw: IncomingMessage,
+  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">,
+  done: (exit: Exit.Exit<string, BodyRejection>) => void
+): () => void => {
+  const chunks: Array<Buffer> = []
+  let size = 0
+  const stop = () => {
+    raw.off("data", onData)
+    raw.off("end", onEnd)
+    raw.off("error", onError)
+  }
+  const onData = (chunk: Buffer) => {
+    size += chunk.length
+    if (size <= info.bodyLimit) {
+      chunks.push(chunk)
+      return
+    }
+    stop()
+    raw.resume()
+    done(Exit.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)))
+  }
+  const onEnd = () => {
+    stop()
+    done(Exit.succeed(Buffer.concat(chunks, size).toString("utf8")))
+  }
+  const onError = (error: Error) => {
+    stop()
+    done(Exit.die(error))
+  }
+  raw.on("data", onData)
+  raw.once("end", onEnd)
+  raw.once("error", onError)
+  return stop
+}
+
+/** A JSON payload read: its text and its parsed value. */
+export interface JsonPayload {
+  readonly text: string
+  readonly value: unknown
+}
+
+/** The checks of a payload's text once read: JSON, no deeper than `MaxJsonDepth`, only text PostgreSQL can store. */
+const checkPayloadText = (text: string, style: RejectionStyle): Exit.Exit<JsonPayload, BodyRejection> => {
+  const body = parseJsonBody(text)
+  if (body._tag === "Malformed") return Exit.fail(notJson(style, body.detail))
+  if (body._tag === "TooDeep") return Exit.fail(badBody(style, body.detail))
+  const unstorable = unstorableIn(body.value)
+  if (unstorable !== undefined) return Exit.fail(badBody(style, `${unstorable}, which cannot be stored`))
+  return Exit.succeed({ text, value: body.value })
+}
+
+/**
+ * `readJsonPayload` outside the runtime (the direct route of `POST /v1/runs`): `done` is called once with the payload
+ * or its rejection, unless the function it answers is called first (it stops reading).
+ */
+export const readJsonPayloadNow = (
+  raw: IncomingMessage,
+  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">,
+  done: (exit: Exit.Exit<JsonPayload, BodyRejection>) => void
+): () => void => {
+  const style = info.style
+  if (!isJsonContentType(raw.headers["content-type"])) {
+    done(Exit.fail(declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : wrongContentType(style)))
+    return () => {}
+  }
+  if (declaresMoreThan(raw.headers, info.bodyLimit)) {
+    done(Exit.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)))
+    return () => {}
+  }
+  return readPayloadText(raw, info, (read) => done(Exit.isSuccess(read) ? checkPayloadText(read.value, style) : Exit.failCause(read.cause)))
+}
 
 /**
  * The JSON payload of a request on a route that takes one, in the route's rejection style: a JSON content type (else
@@ -117,20 +151,10 @@ const readPayloadText = (raw: IncomingMessage, info: Pick<EndpointInfo, "bodyLim
 export const readJsonPayload = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
-): Effect.Effect<{ readonly text: string; readonly value: unknown }, BodyRejection> =>
-  Effect.gen(function*() {
-    const style = info.style
-    if (!isJsonContentType(raw.headers["content-type"])) {
-      if (declaresMoreThan(raw.headers, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
-      return yield* wrongContentType(style)
-    }
-    const text = yield* readPayloadText(raw, info)
-    const body = parseJsonBody(text)
-    if (body._tag === "Malformed") return yield* notJson(style, body.detail)
-    if (body._tag === "TooDeep") return yield* badBody(style, body.detail)
-    const unstorable = unstorableIn(body.value)
-    if (unstorable !== undefined) return yield* badBody(style, `${unstorable}, which cannot be stored`)
-    return { text, value: body.value }
+): Effect.Effect<JsonPayload, BodyRejection> =>
+  Effect.async((resume) => {
+    const stop = readJsonPayloadNow(raw, info, resume)
+    return Effect.sync(stop)
   })
 
 /**

@@ -6,7 +6,7 @@
  * transaction instead of a whole one. Each request still gets its own outcome; a batch that fails fails each of its
  * requests.
  */
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Runtime } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"
 
 interface Pending<I, O, E> {
@@ -28,6 +28,8 @@ export const LedgerBatches = { maxBatch: 128, maxInFlight: 1 } as const
 /** Submits work to batches. */
 export interface Batcher<I, O, E> {
   readonly submit: (item: I) => Effect.Effect<O, E>
+  /** `submit` outside the runtime: `done` is called with the item's exit once its batch has ended. */
+  readonly submitNow: (item: I, done: (exit: Exit.Exit<O, E>) => void) => void
 }
 
 /**
@@ -38,9 +40,11 @@ export const makeBatcher = <I, O, E, E2, R>(
   process: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<Exit.Exit<O, E>>, E2, R>,
   options: { readonly maxBatch: number; readonly maxInFlight: number }
 ): Effect.Effect<Batcher<I, O, E | E2>, never, R> =>
-  Effect.map(Effect.context<R>(), (context) => {
+  Effect.map(Effect.runtime<R>(), (runtime) => {
     const queue: Array<Pending<I, O, E | E2>> = []
     let running = 0
+    // Batches run in fibers of their own, from the runtime the batcher was made in (its services, its loggers).
+    const fork = Runtime.runFork(runtime)
 
     const settle = (batch: ReadonlyArray<Pending<I, O, E | E2>>, exit: Exit.Exit<ReadonlyArray<Exit.Exit<O, E>>, E2>) =>
       Effect.sync(() => {
@@ -49,28 +53,33 @@ export const makeBatcher = <I, O, E, E2, R>(
         }
       })
 
-    const drain: Effect.Effect<void> = Effect.suspend(() => {
+    const drain: Effect.Effect<void, never, R> = Effect.suspend(() => {
       if (queue.length === 0) {
         running--
         return Effect.void
       }
       const batch = queue.splice(0, options.maxBatch)
       return process(batch.map((pending) => pending.item)).pipe(
-        Effect.provide(context),
         Effect.exit,
         Effect.flatMap((exit) => settle(batch, exit)),
         Effect.zipRight(drain)
       )
     })
 
+    /** Queues an item and starts a batch when fewer than `maxInFlight` run. */
+    const enqueue = (item: I): Completion<O, E | E2> => {
+      const completion = makeCompletion<O, E | E2>()
+      queue.push({ item, completion })
+      if (running < options.maxInFlight) {
+        running++
+        // The batch starts at once, in a fiber of its own: the first request of an idle batcher waits for nothing.
+        fork(drain)
+      }
+      return completion
+    }
+
     return {
-      submit: (item) =>
-        Effect.suspend(() => {
-          const completion = makeCompletion<O, E | E2>()
-          queue.push({ item, completion })
-          if (running >= options.maxInFlight) return completion.wait
-          running++
-          return Effect.zipRight(Effect.forkDaemon(drain), completion.wait)
-        })
+      submit: (item) => Effect.suspend(() => enqueue(item).wait),
+      submitNow: (item, done) => enqueue(item).listen(done)
     }
   })

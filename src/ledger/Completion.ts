@@ -4,7 +4,8 @@
  * the waiter off the list if its fiber is interrupted: an uninterruptible region and some ten steps of the runtime per
  * wait. The fibers that wait here are the runs' own, which nothing interrupts (src/runs/RunExecution.ts); should one
  * be interrupted all the same, its callback stays on the list until the result arrives, and is then called for a
- * fiber that has moved on, which ignores it. A wait after the result resumes at once.
+ * fiber that has moved on, which ignores it. A wait after the result resumes at once. Code outside the runtime (the
+ * run's flow, src/runs/RunExecution.ts) listens for the result with a callback.
  */
 import { Effect, type Exit } from "effect"
 
@@ -12,6 +13,8 @@ import { Effect, type Exit } from "effect"
 export interface Completion<A, E> {
   /** Waits for the result. */
   readonly wait: Effect.Effect<A, E>
+  /** Calls `callback` with the result once it arrives (at once when it has). */
+  readonly listen: (callback: (exit: Exit.Exit<A, E>) => void) => void
   /** Delivers the result to every waiter, now and later; a second call is ignored. */
   readonly complete: (exit: Exit.Exit<A, E>) => void
 }
@@ -20,11 +23,13 @@ export interface Completion<A, E> {
 export const makeCompletion = <A, E>(): Completion<A, E> => {
   let result: Exit.Exit<A, E> | undefined
   let waiters: Array<(exit: Exit.Exit<A, E>) => void> | undefined
+  const listen = (callback: (exit: Exit.Exit<A, E>) => void): void => {
+    if (result !== undefined) return callback(result)
+    ;(waiters ??= []).push(callback)
+  }
   return {
-    wait: Effect.async<A, E>((resume) => {
-      if (result !== undefined) return resume(result)
-      ;(waiters ??= []).push(resume)
-    }),
+    wait: Effect.async<A, E>((resume) => listen(resume)),
+    listen,
     complete: (exit) => {
       if (result !== undefined) return
       result = exit

@@ -10,7 +10,7 @@
  */
 import { Context, Effect, Exit, Layer, Runtime } from "effect"
 import { PgPools } from "../db/PgPool.js"
-import { admitWith } from "./AdmissionFlow.js"
+import { type AdmissionDone, admitNowWith, type Fork } from "./AdmissionFlow.js"
 import { LedgerBatches, makeBatcher } from "./Batcher.js"
 import { Escrow } from "./Escrow.js"
 import { type FastRequest, storeFast } from "./FastAdmission.js"
@@ -38,6 +38,11 @@ export type { AdmissionError, AdmissionOutcome, AdmissionRequest, AdmittedRun, S
 export interface Settling {
   /** Completes once the settlement has committed (retried while the database is unreachable). */
   readonly committed: Effect.Effect<SettlementResult>
+  /**
+   * `committed` outside the runtime: `callback` is called once the settlement has committed and what follows it (an
+   * auto-recharge that came due, run in a fiber `fork` makes) has ended.
+   */
+  readonly onCommitted: (callback: (result: SettlementResult) => void, fork?: Fork) => void
   /** See `SettlementTicket.yieldTo`. */
   readonly yieldTo: SettlementTicket["yieldTo"]
 }
@@ -46,16 +51,20 @@ export interface Settling {
 export interface RunLedgerService {
   /** Admits a run or explains why not (or replays the run its key already owns). */
   readonly admit: (request: AdmissionRequest) => Effect.Effect<AdmissionOutcome, AdmissionError>
+  /**
+   * `admit` outside the runtime (the run's flow, src/runs/RunExecution.ts): `done` is called once with the outcome;
+   * the ways of admission that are Effects run in fibers `fork` makes (the caller's request id and loggers).
+   */
+  readonly admitNow: (request: AdmissionRequest, done: AdmissionDone, fork?: Fork) => void
   /** Starts settling an admitted run with its end; see `Settling`. */
   readonly settle: (run: AdmittedRun, end: RunEnd) => Settling
 }
 
 /** Settlement through the queue; the account after it, and auto-recharge when it is due. */
-const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["settle"] => (run, end) => {
+const settleWith = ({ after, escrow, fork: ledgerFork, queue }: LedgerParts): RunLedgerService["settle"] => (run, end) => {
   const ticket = queue.submit({ ...settlementIdentity(run.pending, run.holdCredit), recreate: true, end })
-  return {
-    yieldTo: ticket.yieldTo,
-    committed: Effect.flatMap(ticket.committed, (settled) => {
+  const onCommitted: Settling["onCommitted"] = (callback, fork = ledgerFork) =>
+    ticket.onCommitted((settled) => {
       for (const lease of settled.batch.leases) escrow.observe(lease)
       if (run.reservation !== undefined) escrow.release(run.reservation)
       const account = settled.batch.accounts.find((row) => row.organization_id === run.pending.organizationId)
@@ -66,8 +75,13 @@ const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["se
         end: settled.end,
         refused: settled.refused
       }
-      return Effect.as(result.rechargeDue ? after(run.pending.organizationId, result) : Effect.void, result)
+      if (!result.rechargeDue) return callback(result)
+      fork(after(run.pending.organizationId, result)).addObserver(() => callback(result))
     })
+  return {
+    yieldTo: ticket.yieldTo,
+    onCommitted,
+    committed: Effect.async<SettlementResult>((resume) => onCommitted((result) => resume(Effect.succeed(result))))
   }
 }
 
@@ -106,7 +120,12 @@ const make = Effect.gen(function*() {
   yield* returnLeasesWhenIdle(parts)
   const none = labels({})
   yield* addGaugeSampler(() => record(ledgerSettlementsWaiting, parts.queue.waiting(), none))
-  return RunLedger.of({ admit: admitWith(parts), settle: settleWith(parts) })
+  const admitNow = admitNowWith(parts)
+  return RunLedger.of({
+    admit: (request) => Effect.async((resume) => admitNow(request, resume)),
+    admitNow,
+    settle: settleWith(parts)
+  })
 })
 
 /** The run ledger. */

@@ -3,7 +3,8 @@
  * background when they run low, one grant at a time per organization, which admissions no slice covers can wait for
  * (RunLedger.ts, `admitWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process stops.
  */
-import { Deferred, Effect, Exit, FiberId, type Runtime, Schedule } from "effect"
+import { Effect, Exit, type Runtime, Schedule } from "effect"
+import { type Completion, makeCompletion } from "./Completion.js"
 import type { PgPools } from "../db/PgPool.js"
 import type { Escrow } from "./Escrow.js"
 import type { LedgerHolder } from "./Holder.js"
@@ -25,11 +26,11 @@ export interface SliceParts {
  * the grant under way for the organization, if any, done once it has committed or failed.
  */
 export const topUpWith = ({ escrow, fork, holder, pools }: SliceParts) => {
-  const granting = new Map<string, Deferred.Deferred<void>>()
-  return (organizationId: string, period: string, ceiling: number): Deferred.Deferred<void> | undefined => {
+  const granting = new Map<string, Completion<void, never>>()
+  return (organizationId: string, period: string, ceiling: number): Completion<void, never> | undefined => {
     const underWay = granting.get(organizationId)
     if (underWay !== undefined || !escrow.wantsTopUp(organizationId, period, ceiling)) return underWay
-    const done = Deferred.unsafeMake<void>(FiberId.none)
+    const done = makeCompletion<void, never>()
     granting.set(organizationId, done)
     fork(
       grantLease(pools.main, holder.id(), organizationId, period, escrow.target(organizationId, ceiling)).pipe(
@@ -37,7 +38,7 @@ export const topUpWith = ({ escrow, fork, holder, pools }: SliceParts) => {
         Effect.catchAll((error) => Effect.logWarning("could not top up a lease", error.message)),
         Effect.ensuring(Effect.sync(() => {
           granting.delete(organizationId)
-          Deferred.unsafeDone(done, Exit.void)
+          done.complete(Exit.void)
         }))
       )
     )

@@ -1,25 +1,26 @@
 /**
- * `POST /v1/runs` as a direct route (src/http/DirectRoutes.ts): the run's request served in one fiber on Node's
- * request and response, with the API's own pieces in the API's order (check order: credential, then the body's
- * shape, then decoding, then the scope; then the handler of RunsHttp.ts): `authenticate` (src/auth/Authenticate.ts),
- * `readJsonPayload` (RequestShape.ts), the endpoint's decoders from the route table (RouteTable.ts) and `checkScope`.
- * A run answered 200 or 202 is written here with the headers the API gives it (`content-type`, `content-length`, the
- * CORS headers, `x-request-id`, `Server-Timing`) and counted as the API counts it. Every failure is handed back to the
- * API, which answers it through its edge and error encoding exactly as if its router had served the request: a
- * failure of the handler with the run's `Server-Timing` (and `Retry-After` on `key_rate_limited`), one before it
- * without, as there. The run's work (admission, the model, settlement) goes on in the same fiber (`Runs.createHere`),
- * a root fiber nothing interrupts, so a run takes one fiber where the router's way takes two; its deadline answers
- * from a timer while the fiber goes on to settle the run. While spans are exported (an OTLP endpoint set), the route
- * is not taken: the API serves it under the platform's request span.
+ * `POST /v1/runs` as a direct route (src/http/DirectRoutes.ts): the run's request served on Node's request and
+ * response, outside the Effect runtime where nothing is refused, with the API's own pieces in the API's order (check
+ * order: credential, then the body's shape, then decoding, then the scope; then the handler of RunsHttp.ts):
+ * `CredentialVerifier.known` or `authenticate` (src/auth/Authenticate.ts), `readJsonPayloadNow` (RequestShape.ts),
+ * the endpoint's decoders from the route table (RouteTable.ts) and `checkScope`. A run answered 200 or 202 is written
+ * here with the headers the API gives it (`content-type`, `content-length`, the CORS headers, `x-request-id`,
+ * `Server-Timing`) and counted as the API counts it. Every failure is handed back to the API, which answers it
+ * through its edge and error encoding exactly as if its router had served the request: a failure of the handler with
+ * the run's `Server-Timing` (and `Retry-After` on `key_rate_limited`), one before it without, as there. The run's
+ * work (admission, the model, settlement) is the run's flow (`Runs.startHere`, src/runs/RunExecution.ts `runNow`):
+ * plain code whose Effects (the decision engine, admission's slow ways, the access line) run in fibers carrying the
+ * request's id and the caller's trace; its deadline answers from a timer while the work goes on to settle the run.
+ * While spans are exported (an OTLP endpoint set), the route is not taken: the API serves it under the platform's
+ * request span.
  */
 import { type Headers, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
-import { Cause, Effect, type FiberId, FiberRef, FiberRefs, Layer, Runtime, Tracer } from "effect"
+import { Cause, Effect, Either, Exit, FiberRef, Layer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api } from "../../schema/Api.js"
-import { Actor } from "../../schema/Auth.js"
-import { CurrentRequestId } from "../../schema/Errors.js"
+import { Actor, type ActorShape } from "../../schema/Auth.js"
 import type { RunRequest } from "../../schema/RunsApi.js"
-import { authenticate } from "../auth/Authenticate.js"
+import { authenticate, bearerToken } from "../auth/Authenticate.js"
 import { CredentialVerifier } from "../auth/CredentialVerifier.js"
 import { checkScope } from "../auth/Scopes.js"
 import { AppConfig } from "../config/AppConfig.js"
@@ -27,11 +28,12 @@ import { makeCors } from "../http/Cors.js"
 import { type DirectRoute, DirectRoutes, type DirectServer } from "../http/DirectRoutes.js"
 import { CurrentStyle } from "../http/Rejection.js"
 import { requestIdFor } from "../http/RequestId.js"
-import { readJsonPayload } from "../http/RequestShape.js"
+import { readJsonPayloadNow } from "../http/RequestShape.js"
 import { withRetryAfter } from "../http/RetryAfter.js"
-import { type EndpointInfo, makeRouteTable } from "../http/RouteTable.js"
+import { type DecodedInput, type EndpointInfo, makeRouteTable } from "../http/RouteTable.js"
 import { countRunStatus } from "../http/RunMetrics.js"
 import { newTimingMarks, serverTimingValue, timeAnswer, type TimingMarks } from "../http/ServerTiming.js"
+import { type RunFibers, runFibers, type RunOutcome } from "./RunExecution.js"
 import { Runs, type RunsService } from "./Runs.js"
 import { answerStatus } from "./RunView.js"
 import { spansExported } from "../telemetry/Spans.js"
@@ -72,18 +74,43 @@ interface RunRoute {
   readonly server: DirectServer
 }
 
-/** The caller and the decoded payload, checked in the API's order; fails as the API's middlewares would. */
-const accept = (context: RunRoute, raw: IncomingMessage) =>
-  Effect.gen(function*() {
-    const actor = yield* authenticate(context.verifier, header(raw.headers.authorization))
-    const body = yield* readJsonPayload(raw, context.info)
-    // Decoded without the runtime when it decodes; HttpApi's decoders say why when it does not.
-    const input = context.info.decodeInputNow({}, body.value, raw.headers) ??
-      (yield* context.info.decodeInput({}, Effect.succeed(body.value), raw.headers))
-    // A granted scope costs nothing more; `checkScope` words the refusal.
-    if (!actor.scopes.has(context.scope)) yield* Effect.provideService(checkScope(context.scope, Effect.void), Actor, actor)
-    return { actor, payload: input.payload as RunRequest }
-  })
+/** The caller and the decoded payload. */
+interface Accepted {
+  readonly actor: ActorShape
+  readonly payload: RunRequest
+}
+
+/**
+ * The caller and the decoded payload, checked in the API's order, outside the runtime where nothing is refused: a
+ * key this process authenticated within its second (`CredentialVerifier.known`), the body read and checked
+ * (`readJsonPayloadNow`), decoded without the runtime (`decodeInputNow`), a granted scope. Whatever is not known at
+ * once or is refused goes through the API's own pieces, in a fiber of the request's: `authenticate` looks a key up
+ * or words its refusal, HttpApi's decoders word a body's, `checkScope` a scope's; `done` then gets their failure, as
+ * the API's middlewares would fail.
+ */
+const accept = (context: RunRoute, raw: IncomingMessage, fibers: RunFibers, done: (exit: Exit.Exit<Accepted, unknown>) => void) => {
+  const withInput = (actor: ActorShape, input: DecodedInput) => {
+    const accepted = { actor, payload: input.payload as RunRequest }
+    if (actor.scopes.has(context.scope)) return done(Exit.succeed(accepted))
+    fibers.fork(Effect.as(Effect.provideService(checkScope(context.scope, Effect.void), Actor, actor), accepted)).addObserver(done)
+  }
+  const withActor = (actor: ActorShape) =>
+    readJsonPayloadNow(raw, context.info, (body) => {
+      if (Exit.isFailure(body)) return done(Exit.failCause(body.cause))
+      const input = context.info.decodeInputNow({}, body.value.value, raw.headers)
+      if (input !== undefined) return withInput(actor, input)
+      fibers.fork(context.info.decodeInput({}, Effect.succeed(body.value.value), raw.headers)).addObserver((decoded) =>
+        Exit.isSuccess(decoded) ? withInput(actor, decoded.value) : done(Exit.failCause(decoded.cause))
+      )
+    })
+  const header = raw.headers.authorization
+  const token = bearerToken(typeof header === "string" ? header : undefined)
+  const known = token === undefined ? undefined : context.verifier.known(token)
+  if (known !== undefined) return void withActor(known)
+  fibers.fork(authenticate(context.verifier, typeof header === "string" ? header : undefined)).addObserver((exit) =>
+    Exit.isSuccess(exit) ? void withActor(exit.value) : done(Exit.failCause(exit.cause))
+  )
+}
 
 /** The headers the API sends a run with: its body's, the edge's (CORS, request id), then `Server-Timing`. */
 const runHeaders = (context: RunRoute, raw: IncomingMessage, requestId: string, body: string, marks: TimingMarks) => {
@@ -97,52 +124,61 @@ const runHeaders = (context: RunRoute, raw: IncomingMessage, requestId: string, 
   }
 }
 
+/** The run's answer, written here: counted and timed as the API counts and times an answer, its access line logged. */
+const written = (context: RunRoute, raw: IncomingMessage, fibers: RunFibers, requestId: string, started: number, outcome: RunOutcome, marks: TimingMarks): Ending => {
+  const view = context.runs.view(outcome)
+  const status = answerStatus(view)
+  const body = JSON.stringify(view)
+  const headers = runHeaders(context, raw, requestId, body, marks)
+  countRunStatus(RunsUrl, status, "none", marks)
+  const accessLine = context.server.observe("POST", RunsUrl, status, performance.now() - started)
+  if (accessLine !== undefined) fibers.fork(accessLine)
+  return { _tag: "Written", status, headers, body }
+}
+
 /**
- * The request in the route's fiber, which also does the run's work (`Runs.createHere`): ends with how the request is
- * to be answered, or `null` when the run's deadline passed first and `onDeadline` was given the answer (from a timer,
- * while the fiber goes on to settle the run).
+ * The request, outside the runtime: accepted (`accept`), then the run's work (`Runs.startHere`: admission, the model,
+ * settlement, whose Effects run in fibers of the request's); `end` is called once with how the request is to be
+ * answered: the run written here, or a failure handed back to the API (one before the run starts without its
+ * `Server-Timing`, one of the run with it, and the deadline's from the run's timer while its work goes on).
  */
 const serve = (
   context: RunRoute,
   raw: IncomingMessage,
   requestId: string,
   started: number,
-  onDeadline: (ending: Ending) => void
+  fibers: RunFibers,
+  end: (ending: Ending) => void
 ) =>
-  Effect.gen(function*() {
-    const accepted = yield* Effect.exit(accept(context, raw))
-    if (accepted._tag === "Failure") return handedBack(accepted.cause, undefined)
-    const { actor, payload } = accepted.value
-    const marks = newTimingMarks()
-    const created = yield* Effect.exit(
-      context.runs.createHere(actor, payload, header(raw.headers["idempotency-key"]), marks, (error) =>
-        onDeadline(handedBack(Cause.fail(error), marks)))
-    )
-    if (created._tag === "Failure") return handedBack(created.cause, marks)
-    const ran = created.value
-    if (ran === null) return null
-    if (ran._tag === "Failure") return handedBack(ran.cause, marks)
-    const view = context.runs.view(ran.value)
-    const status = answerStatus(view)
-    const body = JSON.stringify(view)
-    const headers = runHeaders(context, raw, requestId, body, marks)
-    countRunStatus(RunsUrl, status, "none", marks)
-    yield* context.server.observe("POST", RunsUrl, status, performance.now() - started)
-    return { _tag: "Written", status, headers, body } satisfies Ending
+  accept(context, raw, fibers, (accepted) => {
+    try {
+      if (Exit.isFailure(accepted)) return end(handedBack(accepted.cause, undefined))
+      const { actor, payload } = accepted.value
+      const marks = newTimingMarks()
+      const answer = (ran: Exit.Exit<RunOutcome, unknown>) => {
+        try {
+          end(Exit.isFailure(ran) ? handedBack(ran.cause, marks) : written(context, raw, fibers, requestId, started, ran.value, marks))
+        } catch (defect) {
+          end(handedBack(Cause.die(defect), marks))
+        }
+      }
+      const refused = context.runs.startHere(actor, payload, header(raw.headers["idempotency-key"]), marks, fibers, answer)
+      if (Either.isLeft(refused)) end(handedBack(Cause.fail(refused.left), marks))
+    } catch (defect) {
+      end(handedBack(Cause.die(defect), undefined))
+    }
   })
 
 /** The route's handler on a server. */
 const handler = (context: Omit<RunRoute, "server">) => (server: DirectServer) => {
   const route: RunRoute = { ...context, server }
-  const runFork = Runtime.runFork(server.runtime)
   return (request: IncomingMessage, response: ServerResponse) => {
     const started = performance.now()
     const requestId = requestIdFor(header(request.headers["x-request-id"]))
-    const updateRefs = (refs: FiberRefs.FiberRefs, id: FiberId.Runtime) =>
-      FiberRefs.updateManyAs(refs, { entries: [[CurrentRequestId, [[id, requestId]]]] })
     // The caller's trace (`traceparent`, B3) is the run's parent span, as the platform's request span would be:
     // the request's log lines carry its trace id (RequestLogContext.ts).
     const caller = HttpTraceContext.fromHeaders(request.headers as Headers.Headers)
+    const fibers = runFibers(server.runtime, { requestId, parentSpan: caller._tag === "None" ? undefined : caller.value })
     let ended = false
     const end = (ending: Ending) => {
       if (ended) return
@@ -156,15 +192,7 @@ const handler = (context: Omit<RunRoute, "server">) => (server: DirectServer) =>
       if (request.headers["x-request-id"] !== requestId) request.headers["x-request-id"] = requestId
       server.viaApi(request, response, ending.answer)
     }
-    const served = serve(route, request, requestId, started, end)
-    const fiber = runFork(
-      caller._tag === "None" ? served : Effect.provideService(served, Tracer.ParentSpan, caller.value),
-      { updateRefs }
-    )
-    fiber.addObserver((exit) => {
-      if (exit._tag === "Failure") end(handedBack(exit.cause, undefined))
-      else if (exit.value !== null) end(exit.value)
-    })
+    serve(route, request, requestId, started, fibers, end)
   }
 }
 

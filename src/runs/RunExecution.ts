@@ -5,21 +5,32 @@
  * passes, and the run is then stored as the failure the caller was told (never `completed`): before settlement the
  * run is marked so, while its settlement waits its turn it yields to that failure, and while a settlement attempt is
  * under way the answer waits for it (it may store the run completed, and the caller then hears so). The work goes on
- * in a fiber nothing interrupts when the caller goes away, so every run is settled and every answered call billed:
- * its own fiber (`executeRun`), or the direct route's (`runWithDeadline`, from src/runs/CreateRunRoute.ts).
+ * when the caller goes away, so every run is settled and every answered call billed.
+ *
+ * The flow itself is plain code (`runNow`): each part reports to the next through a callback, and only the parts
+ * that are Effects run in the runtime, each in a fiber of the request's (`RunFibers`): the decision engine, and
+ * admission's ways other than the fast one. A run the slices cover takes the engine's fiber and nothing more of the
+ * runtime; as one Effect program it took some 140 steps of the runtime (each about a microsecond under load) and
+ * the generators around them. `executeRun` is the same flow as an Effect, for the router and the API's own route.
  */
-import { Context, Effect, Exit, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
+import { Context, Effect, Exit, type Fiber, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
 import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
-import type { AdmissionError, AdmittedRun, RunLedgerService, Settling } from "../ledger/RunLedger.js"
+import type {
+  AdmissionError,
+  AdmissionOutcome,
+  AdmittedRun,
+  RunLedgerService,
+  SettlementResult,
+  Settling
+} from "../ledger/RunLedger.js"
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
 import type { CallRecorderService } from "../ledger/CallRecorder.js"
-import { type EngineError, executeDecisionWith } from "./DecisionEngine.js"
+import { type EngineError, type EngineResult, executeDecisionWith } from "./DecisionEngine.js"
 import { type AnsweringModel, deadlineEnd, deadlineError, engineEnd, ledgerCalls, settledRow } from "./RunEnds.js"
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
 import { runId } from "./RunView.js"
-import { withTracedSpan } from "../telemetry/Spans.js"
 import { enterUpstream, leaveUpstream } from "../http/UpstreamWaits.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
@@ -52,92 +63,6 @@ export interface RunContext extends AnsweringModel {
   readonly pricePerMtokMicros: number
 }
 
-/** What the deadline and the work share: whether a failure was answered, the settlement once it started. */
-interface Race {
-  answered: boolean
-  settling: Settling | undefined
-  /** The calls of the run being settled, for the failure that replaces its end if the deadline wins. */
-  calls: ReadonlyArray<LedgerCall>
-}
-
-/**
- * Times a part of the run, whatever its end; the upstream part is also counted as waiting on the upstream for the
- * overload guard while it lasts. The run's fiber is a root fiber nothing interrupts, so the part's exit is always
- * reached and the count is left as surely as the time is recorded: no uninterruptible region (`Effect.ensuring`, some
- * ten steps of the runtime) is needed around it, only the exit (two).
- */
-const timed = <A, E>(effect: Effect.Effect<A, E>, record: (ms: number) => void, upstream = false) =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    if (upstream) enterUpstream()
-    return Effect.flatMap(Effect.exit(effect), (exit) => {
-      if (upstream) leaveUpstream()
-      record(performance.now() - started)
-      return exit
-    })
-  })
-
-/** Settles a run with its end (or the failure its caller was already told) and answers with what was stored. */
-const settle = (context: RunContext, race: Race, run: AdmittedRun, spec: RunSpec, finished: { end: RunEnd; error: EngineError | null }) =>
-  Effect.gen(function*() {
-    const end = race.answered ? deadlineEnd(finished.end.calls) : finished.end
-    race.calls = finished.end.calls
-    race.settling = context.ledger.settle(run, end)
-    const result = yield* race.settling.committed
-    if (result.refused) return yield* Effect.die(new Error(`PostgreSQL refused the outcome of run ${run.pending.id}`))
-    if (result.end !== finished.end) return yield* Effect.fail<WorkError>(deadlineError())
-    if (finished.error !== null) return yield* Effect.fail<WorkError>(finished.error)
-    return { row: settledRow(run, spec, result.end, result.settledAt), replayed: false } satisfies RunOutcome
-  })
-
-const work = (context: RunContext, race: Race, request: RunRequestShape, timing: RunTiming): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.gen(function*() {
-    const { spec } = request
-    const outcome = yield* timed(
-      context.ledger.admit({
-        organizationId: request.organizationId,
-        origin: request.origin,
-        idempotencyKey: request.idempotencyKey,
-        kind: spec.kind,
-        inputDigest: spec.inputDigest,
-        holdMicros: SPEND_CEILING_MICROS,
-        holdTokens: spec.holdTokens,
-        deadline: timing.started + spec.deadlineMs,
-        keyId: request.keyId
-      }).pipe(withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": request.organizationId } })),
-      (ms) => (timing.admitMs = ms)
-    )
-    if (outcome._tag === "Replayed") return { row: outcome.run, replayed: true }
-    const run = outcome.run
-    if (spec.plan === null) {
-      const none = { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] } as const
-      yield* settle(context, race, run, spec, { end: none, error: null })
-      return yield* new NoRouteAvailable({ message: "no route serves verdict runs yet" })
-    }
-    const early = context.recorder.forRun(request.organizationId)
-    const result = yield* timed(
-      executeDecisionWith(context.provider, spec.plan, {
-        state: spec.prompt,
-        draws: spec.draws,
-        thinkTokens: spec.thinkTokens,
-        deadline: run.pending.deadlineAt.getTime(),
-        ceilingMicros: SPEND_CEILING_MICROS,
-        pricePerMtokMicros: context.pricePerMtokMicros,
-        maxOutputTokens: spec.maxOutputTokens,
-        onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls))
-      }),
-      (ms) => (timing.upstreamMs = ms),
-      true
-    )
-    yield* early.stop
-    return yield* timed(
-      settle(context, race, run, spec, engineEnd(context, run.pending.id, result)).pipe(
-        withTracedSpan("run.settle", { attributes: { "arbiter.run_id": runId(run.pending.id) } })
-      ),
-      (ms) => (timing.settleMs = ms)
-    )
-  })
-
 /** A run to execute: its organization, origin, idempotency key and compiled spec. */
 export interface RunRequestShape {
   readonly organizationId: string
@@ -149,46 +74,238 @@ export interface RunRequestShape {
 }
 
 /**
- * The work of a run in the current fiber, against its deadline: the effect ends once the run has settled, with the
- * work's exit, unless the deadline and its grace passed first. Then `onDeadline` has already answered the caller
- * with `deadline_exceeded` (called from a timer, outside the fiber) and the effect ends with `null`: the run's own
- * end is no longer the caller's (see the module header). The fiber must be one nothing interrupts (a root fiber):
- * the run must settle whatever happens to the caller.
+ * Where the run's Effects run: fibers nothing interrupts, made with the request's id, loggers and parent span
+ * (`fork`), and whether spans are kept (`traced`: the parts of the run then run inside their spans).
  */
-export const runWithDeadline = (
-  context: RunContext,
-  request: RunRequestShape,
-  timing: RunTiming,
-  onDeadline: (error: DeadlineExceeded) => void
-): Effect.Effect<Exit.Exit<RunOutcome, WorkError> | null> =>
-  Effect.suspend(() => {
-    const race: Race = { answered: false, settling: undefined, calls: [] }
-    // Past the deadline, a settlement attempt under way is waited for; should it fail (the database gone), the
-    // run's end can then still be replaced, so the check repeats until one or the other happens.
-    const expire = () => {
-      if (race.answered) return
-      if (race.settling !== undefined && !race.settling.yieldTo(deadlineEnd(race.calls))) {
-        timer = setTimeout(expire, RecheckMs)
-        return
-      }
-      race.answered = true
-      onDeadline(deadlineError())
-    }
-    let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
-    return Effect.map(Effect.exit(work(context, race, request, timing)), (exit) => {
-      clearTimeout(timer)
-      if (race.answered) return null
-      race.answered = true
-      return exit
-    })
-  })
+export interface RunFibers {
+  readonly fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  readonly traced: boolean
+}
+
+/** How a part of the run reports its end, once. */
+type Done<A, E> = (exit: Exit.Exit<A, E>) => void
+
+/** A run's end as the engine left it, and the error it stopped with, if any. */
+interface Finished {
+  readonly end: RunEnd
+  readonly error: EngineError | null
+}
+
+/** What the deadline and the work share: whether a failure was answered, the settlement once it started. */
+interface Race {
+  answered: boolean
+  settling: Settling | undefined
+  /** The calls of the run being settled, for the failure that replaces its end if the deadline wins. */
+  calls: ReadonlyArray<LedgerCall>
+}
 
 /**
- * Executes a run in its own root fiber, which goes on (and settles the run) whatever happens to the caller; answers
- * with its outcome, or `deadline_exceeded` once the deadline and its grace have passed (`runWithDeadline`). The
- * fiber runs under the request's span, and logs with the request's loggers and request id (`request_id`, `trace_id`):
- * they are set in its fiber refs as it is made, not by `Effect.locally` and `withParentSpan` around its work (each of
- * those is an uninterruptible acquire-use-release of some twenty steps of the runtime, on every run).
+ * `body`, with whatever it throws ending the run as a defect: the flow's callbacks are called from the runtime's
+ * observers and from batches' completions, which must not be broken by a bug here.
+ */
+const guarded = <A, E>(done: Done<A, E>, body: () => void): void => {
+  try {
+    body()
+  } catch (defect) {
+    done(Exit.die(defect))
+  }
+}
+
+/**
+ * A part of the run reporting through `done`, inside a span named `name` while spans are kept: the part then runs in
+ * a fiber of the request's, under its span.
+ */
+const spanned = <A, E>(
+  fibers: RunFibers,
+  name: string,
+  attributes: Record<string, unknown>,
+  part: (done: Done<A, E>) => void,
+  done: Done<A, E>
+): void => {
+  if (!fibers.traced) return part(done)
+  fibers.fork(Effect.withSpan(Effect.async<A, E>((resume) => part(resume)), name, { attributes })).addObserver(done)
+}
+
+/** The run's answer once its settlement committed: what was stored, or the failure the caller is to be told. */
+const answerOf = (
+  run: AdmittedRun,
+  spec: RunSpec,
+  finished: Finished,
+  result: SettlementResult
+): Exit.Exit<RunOutcome, WorkError> => {
+  if (result.refused) return Exit.die(new Error(`PostgreSQL refused the outcome of run ${run.pending.id}`))
+  if (result.end !== finished.end) return Exit.fail(deadlineError())
+  if (finished.error !== null) return Exit.fail(finished.error)
+  return Exit.succeed({ row: settledRow(run, spec, result.end, result.settledAt), replayed: false })
+}
+
+/** Settles a run with its end (or the failure its caller was already told) and answers with what was stored. */
+const settle = (
+  context: RunContext,
+  fibers: RunFibers,
+  race: Race,
+  run: AdmittedRun,
+  spec: RunSpec,
+  finished: Finished,
+  done: Done<RunOutcome, WorkError>
+): void => {
+  const end = race.answered ? deadlineEnd(finished.end.calls) : finished.end
+  race.calls = finished.end.calls
+  const settling = context.ledger.settle(run, end)
+  race.settling = settling
+  settling.onCommitted((result) => guarded(done, () => done(answerOf(run, spec, finished, result))), fibers.fork)
+}
+
+/** The decision engine on the run's plan, in a fiber of the request's; its calls recorded early as they end. */
+const readAll = (context: RunContext, fibers: RunFibers, request: RunRequestShape, run: AdmittedRun, done: Done<EngineResult, never>) => {
+  const { spec } = request
+  const early = context.recorder.forRun(request.organizationId)
+  fibers.fork(executeDecisionWith(context.provider, spec.plan!, {
+    state: spec.prompt,
+    draws: spec.draws,
+    thinkTokens: spec.thinkTokens,
+    deadline: run.pending.deadlineAt.getTime(),
+    ceilingMicros: SPEND_CEILING_MICROS,
+    pricePerMtokMicros: context.pricePerMtokMicros,
+    maxOutputTokens: spec.maxOutputTokens,
+    onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls))
+  })).addObserver((exit) => early.stopNow(() => done(exit)))
+}
+
+/** After admission: the model's reads, then settlement; each part timed for `Server-Timing`. */
+const readAndSettle = (
+  context: RunContext,
+  fibers: RunFibers,
+  race: Race,
+  request: RunRequestShape,
+  timing: RunTiming,
+  run: AdmittedRun,
+  done: Done<RunOutcome, WorkError>
+): void => {
+  const { spec } = request
+  const settleTimed = (finished: Finished, then: Done<RunOutcome, WorkError>) => {
+    const started = performance.now()
+    spanned(fibers, "run.settle", { "arbiter.run_id": runId(run.pending.id) }, (settled: Done<RunOutcome, WorkError>) =>
+      settle(context, fibers, race, run, spec, finished, settled), (exit) => {
+      timing.settleMs = performance.now() - started
+      then(exit)
+    })
+  }
+  if (spec.plan === null) {
+    const none = { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] } as const
+    return settleTimed({ end: none, error: null }, (exit) =>
+      done(Exit.isFailure(exit) ? exit : Exit.fail(new NoRouteAvailable({ message: "no route serves verdict runs yet" }))))
+  }
+  const started = performance.now()
+  // Counted as waiting on the upstream for the overload guard while the reads last, however they end.
+  enterUpstream()
+  readAll(context, fibers, request, run, (exit) => {
+    leaveUpstream()
+    timing.upstreamMs = performance.now() - started
+    guarded(done, () => {
+      if (Exit.isFailure(exit)) return done(Exit.failCause(exit.cause))
+      settleTimed(engineEnd(context, run.pending.id, exit.value), done)
+    })
+  })
+}
+
+/** The work of a run: admission, then the reads and settlement; `done` gets its end, once. */
+const work = (context: RunContext, fibers: RunFibers, race: Race, request: RunRequestShape, timing: RunTiming, done: Done<RunOutcome, WorkError>) => {
+  const { spec } = request
+  const started = performance.now()
+  const admission = {
+    organizationId: request.organizationId,
+    origin: request.origin,
+    idempotencyKey: request.idempotencyKey,
+    kind: spec.kind,
+    inputDigest: spec.inputDigest,
+    holdMicros: SPEND_CEILING_MICROS,
+    holdTokens: spec.holdTokens,
+    deadline: timing.started + spec.deadlineMs,
+    keyId: request.keyId
+  }
+  const admit = (admitted: Done<AdmissionOutcome, AdmissionError>) => context.ledger.admitNow(admission, admitted, fibers.fork)
+  spanned(fibers, "run.admit", { "arbiter.organization_id": request.organizationId }, admit, (exit) => {
+    timing.admitMs = performance.now() - started
+    guarded(done, () => {
+      if (Exit.isFailure(exit)) return done(Exit.failCause(exit.cause))
+      const outcome = exit.value
+      if (outcome._tag === "Replayed") return done(Exit.succeed({ row: outcome.run, replayed: true }))
+      readAndSettle(context, fibers, race, request, timing, outcome.run, done)
+    })
+  })
+}
+
+/**
+ * The work of a run against its deadline, outside the runtime: `answer` is called once, with the work's exit once
+ * the run has settled, or with `deadline_exceeded` (from a timer) once the deadline and its grace passed first. Then
+ * the run's own end is no longer the caller's (see the module header), and the work goes on until the run is
+ * settled; `settled`, if given, is called when it is, with the work's exit.
+ */
+export const runNow = (
+  context: RunContext,
+  fibers: RunFibers,
+  request: RunRequestShape,
+  timing: RunTiming,
+  answer: (exit: Exit.Exit<RunOutcome, WorkError>) => void,
+  settled?: (exit: Exit.Exit<RunOutcome, WorkError>) => void
+): void => {
+  const race: Race = { answered: false, settling: undefined, calls: [] }
+  // Past the deadline, a settlement attempt under way is waited for; should it fail (the database gone), the
+  // run's end can then still be replaced, so the check repeats until one or the other happens.
+  const expire = () => {
+    if (race.answered) return
+    if (race.settling !== undefined && !race.settling.yieldTo(deadlineEnd(race.calls))) {
+      timer = setTimeout(expire, RecheckMs)
+      return
+    }
+    race.answered = true
+    answer(Exit.fail(deadlineError()))
+  }
+  let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
+  let ended = false
+  work(context, fibers, race, request, timing, (exit) => {
+    if (ended) return
+    ended = true
+    clearTimeout(timer)
+    settled?.(exit)
+    if (race.answered) return
+    race.answered = true
+    answer(exit)
+  })
+}
+
+/** Fibers for a run's Effects, from `runtime`, with the given request id, loggers and parent span. */
+export const runFibers = (
+  runtime: Runtime.Runtime<never>,
+  refs: {
+    readonly requestId: string
+    readonly loggers?: typeof FiberRef.currentLoggers extends FiberRef.FiberRef<infer A> ? A : never
+    readonly parentSpan?: Tracer.AnySpan | undefined
+  }
+): RunFibers => {
+  const context = refs.parentSpan === undefined ? runtime.context : Context.add(runtime.context, Tracer.ParentSpan, refs.parentSpan)
+  // The fiber's refs are already forked as its own (Runtime.runFork): these are set as its values.
+  const updateRefs = (fiberRefs: FiberRefs.FiberRefs, id: FiberId.Runtime) =>
+    FiberRefs.updateManyAs(fiberRefs, {
+      entries: [
+        [CurrentRequestId, [[id, refs.requestId]]],
+        ...(refs.loggers === undefined ? [] : [[FiberRef.currentLoggers, [[id, refs.loggers]]]] as const),
+        ...(refs.parentSpan === undefined ? [] : [[FiberRef.currentContext, [[id, context]]]] as const)
+      ]
+    })
+  const runFork = Runtime.runFork(runtime)
+  return {
+    fork: (effect) => runFork(effect, { updateRefs }),
+    traced: FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
+  }
+}
+
+/**
+ * `runNow` as an Effect: answers with the run's outcome, or `deadline_exceeded` once the deadline and its grace have
+ * passed while the work goes on. The run's Effects run under the caller's span and log with its loggers and request
+ * id, in fibers of their own (each set as it is made, not by `Effect.locally` and `withParentSpan` around its work:
+ * each of those is an uninterruptible acquire-use-release of some twenty steps of the runtime).
  */
 export const executeRun = (
   context: RunContext,
@@ -198,29 +315,11 @@ export const executeRun = (
 ): Effect.Effect<RunOutcome, WorkError> =>
   Effect.withFiberRuntime<RunOutcome, WorkError>((caller) => {
     const parent = Context.getOption(caller.currentContext, Tracer.ParentSpan)
-    const fiberContext = parent._tag === "Some" ? Context.add(runtime.context, Tracer.ParentSpan, parent.value) : runtime.context
-    // The fiber's refs are already forked as its own (Runtime.runFork): these three are set as its values.
-    const updateRefs = (refs: FiberRefs.FiberRefs, id: FiberId.Runtime) =>
-      FiberRefs.updateManyAs(refs, {
-        entries: [
-          [CurrentRequestId, [[id, caller.getFiberRef(CurrentRequestId)]]],
-          [FiberRef.currentLoggers, [[id, caller.getFiberRef(FiberRef.currentLoggers)]]],
-          [FiberRef.currentContext, [[id, fiberContext]]]
-        ]
-      })
-    return Effect.async<RunOutcome, WorkError>((resume) => {
-      let answered = false
-      const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
-        if (answered) return
-        answered = true
-        resume(exit)
-      }
-      Runtime.runFork(runtime)(runWithDeadline(context, request, timing, (error) => answer(Exit.fail(error))), {
-        updateRefs
-      }).addObserver((exit) => {
-        // The work's own exit, unless the deadline answered already (null); a defect of the fiber itself otherwise.
-        if (exit._tag === "Failure") answer(Exit.failCause(exit.cause))
-        else if (exit.value !== null) answer(exit.value)
-      })
+    const fibers = runFibers(runtime, {
+      requestId: caller.getFiberRef(CurrentRequestId),
+      loggers: caller.getFiberRef(FiberRef.currentLoggers),
+      parentSpan: parent._tag === "Some" ? parent.value : undefined
     })
+    const traced = { ...fibers, traced: caller.getFiberRef(FiberRef.currentTracerEnabled) }
+    return Effect.async<RunOutcome, WorkError>((resume) => runNow(context, traced, request, timing, resume))
   })

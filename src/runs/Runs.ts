@@ -7,7 +7,6 @@ import { Context, Effect, Either, type Exit, Layer, Option } from "effect"
 import type { ActorShape } from "../../schema/Auth.js"
 import {
   type DatabaseUnavailable,
-  type DeadlineExceeded,
   IdempotencyKeyRequired,
   InvalidIdempotencyKey,
   RunNotFound
@@ -21,10 +20,11 @@ import { ModelProvider } from "../providers/ModelProvider.js"
 import {
   executeRun,
   type RunContext,
+  type RunFibers,
+  runNow,
   type RunOutcome,
   type RunRequestShape,
   type RunTiming,
-  runWithDeadline,
   type WorkError
 } from "./RunExecution.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
@@ -39,7 +39,7 @@ export type RunError = RunSpecError | WorkError
 const VisibleAscii = /^[\x21-\x7e]{1,255}$/
 
 /** The idempotency key of a request, or why it is not acceptable (spec: 1 to 255 bytes of visible ASCII). */
-export const checkIdempotencyKey = (header: string | undefined) =>
+export const checkIdempotencyKey = (header: string | undefined): Either.Either<string, IdempotencyKeyRequired | InvalidIdempotencyKey> =>
   header === undefined
     ? Either.left(new IdempotencyKeyRequired({ message: "send an Idempotency-Key header (1 to 255 visible ASCII characters)" }))
     : VisibleAscii.test(header)
@@ -58,17 +58,18 @@ export interface RunsService {
     timing: RunTiming
   ) => Effect.Effect<RunOutcome, RunError | IdempotencyKeyRequired | InvalidIdempotencyKey>
   /**
-   * `create` in the current fiber, which must be one nothing interrupts (the direct route's, CreateRunRoute.ts):
-   * fails with the request's own refusals; then ends with the run's exit once it settled, or with `null` when its
-   * deadline passed first and `onDeadline` answered the caller (`runWithDeadline`). One fiber per run instead of two.
+   * `create` outside the runtime (the direct route, CreateRunRoute.ts): the request's own refusals come back at once
+   * (`Left`); otherwise the run starts and `answer` is called once, with its exit once it settled, or with
+   * `deadline_exceeded` once its deadline passed first (`runNow`, RunExecution.ts). Its Effects run in `fibers`.
    */
-  readonly createHere: (
+  readonly startHere: (
     actor: ActorShape,
     request: RunRequest,
     idempotencyKeyHeader: string | undefined,
     timing: RunTiming,
-    onDeadline: (error: DeadlineExceeded) => void
-  ) => Effect.Effect<Exit.Exit<RunOutcome, WorkError> | null, RunSpecError | IdempotencyKeyRequired | InvalidIdempotencyKey>
+    fibers: RunFibers,
+    answer: (exit: Exit.Exit<RunOutcome, WorkError>) => void
+  ) => Either.Either<void, RunSpecError | IdempotencyKeyRequired | InvalidIdempotencyKey>
   /** Runs an already compiled spec for a caller (the router's classification: a run of the calling key). */
   readonly execute: (
     actor: ActorShape,
@@ -113,17 +114,17 @@ const make = Effect.gen(function*() {
 
   /** The run a `POST /v1/runs` asks for, once its idempotency key and its request passed their own checks. */
   const runOf = (actor: ActorShape, request: RunRequest, idempotencyKeyHeader: string | undefined) =>
-    Effect.gen(function*() {
-      const idempotencyKey = yield* checkIdempotencyKey(idempotencyKeyHeader)
-      const spec = yield* compileRunSpec(request, names)
-      return requestOf(actor, "runs", idempotencyKey, spec)
-    })
+    Either.flatMap(
+      checkIdempotencyKey(idempotencyKeyHeader),
+      (idempotencyKey): Either.Either<RunRequestShape, RunSpecError | InvalidIdempotencyKey | IdempotencyKeyRequired> =>
+        Either.map(compileRunSpec(request, names), (spec) => requestOf(actor, "runs", idempotencyKey, spec))
+    )
 
   return Runs.of({
     create: (actor, request, idempotencyKeyHeader, timing) =>
       Effect.flatMap(runOf(actor, request, idempotencyKeyHeader), (run) => executeRun(context, runtime, run, timing)),
-    createHere: (actor, request, idempotencyKeyHeader, timing, onDeadline) =>
-      Effect.flatMap(runOf(actor, request, idempotencyKeyHeader), (run) => runWithDeadline(context, run, timing, onDeadline)),
+    startHere: (actor, request, idempotencyKeyHeader, timing, fibers, answer) =>
+      Either.map(runOf(actor, request, idempotencyKeyHeader), (run) => runNow(context, fibers, run, timing, answer)),
     execute: (actor, origin, idempotencyKey, spec, timing) =>
       executeRun(context, runtime, requestOf(actor, origin, idempotencyKey, spec), timing),
     get: (organizationId, id) =>

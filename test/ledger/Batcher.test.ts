@@ -42,13 +42,32 @@ describe("Batcher", () => {
       const rest = yield* Effect.fork(Effect.forEach([4, 6, 7], (item) => Effect.either(batcher.submit(item)), {
         concurrency: "unbounded"
       }))
-      yield* Effect.yieldNow()
+      // Turns enough for the three requests to arrive while the first batch is in flight.
+      yield* Effect.repeatN(Effect.yieldNow(), 5)
       assert.deepStrictEqual(batches, [[2]], "only the first batch runs while it is in flight")
       yield* release
       assert.strictEqual(yield* Fiber.join(first), 20)
       const outcomes = yield* Fiber.join(rest)
       assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Right" ? outcome.right : outcome.left), [40, 60, "odd 7"])
       assert.deepStrictEqual(batches, [[2], [4, 6, 7]])
+    }))
+
+  it.effect("submitNow: the callback gets the request's own exit, and its requests share batches with submit's", () =>
+    Effect.gen(function*() {
+      const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 10, maxInFlight: 1 })
+      const first = yield* Effect.fork(batcher.submit(2))
+      yield* Effect.yieldNow()
+      const called: Array<Exit.Exit<number, unknown>> = []
+      batcher.submitNow(4, (exit) => called.push(exit))
+      batcher.submitNow(5, (exit) => called.push(exit))
+      const other = yield* Effect.fork(batcher.submit(6))
+      yield* Effect.repeatN(Effect.yieldNow(), 5)
+      assert.deepStrictEqual(called, [], "no callback before the request's batch ends")
+      yield* release
+      assert.strictEqual(yield* Fiber.join(first), 20)
+      assert.strictEqual(yield* Fiber.join(other), 60)
+      assert.deepStrictEqual(called, [Exit.succeed(40), Exit.fail("odd 5")])
+      assert.deepStrictEqual(batches, [[2], [4, 5, 6]])
     }))
 
   it.effect("at most maxBatch per batch, and up to maxInFlight batches at once", () =>
@@ -69,7 +88,7 @@ describe("Batcher", () => {
       const first = yield* Effect.fork(batcher.submit(2))
       yield* Effect.yieldNow()
       const unlucky = yield* Effect.fork(Effect.forEach([13, 4], (item) => Effect.either(batcher.submit(item)), { concurrency: "unbounded" }))
-      yield* Effect.yieldNow()
+      yield* Effect.repeatN(Effect.yieldNow(), 5)
       yield* release
       assert.strictEqual(yield* Fiber.join(first), 20)
       const outcomes = yield* Fiber.join(unlucky)

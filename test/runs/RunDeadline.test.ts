@@ -1,19 +1,25 @@
 /**
- * `runWithDeadline` (src/runs/RunExecution.ts), the run's work in its caller's fiber against its deadline, as the
- * direct route of `POST /v1/runs` runs it: with a ledger whose settlement the test holds, the two ways a deadline can
- * end. A settlement still queued when the deadline and its grace pass yields to the failure the caller is told at
- * once (`onDeadline`, from a timer), and the fiber, which goes on until the run is settled, ends with `null`. A
- * settlement attempt under way at that moment is waited for, and its outcome is the caller's.
+ * `runNow` (src/runs/RunExecution.ts), the run's work against its deadline, as the direct route of `POST /v1/runs`
+ * and `executeRun` run it: with a ledger whose settlement the test holds, the two ways a deadline can end. A
+ * settlement still queued when the deadline and its grace pass yields to the failure the caller is told at once
+ * (from a timer), and the work goes on until the run is settled, storing that failure. A settlement attempt under
+ * way at that moment is waited for, and its outcome is the caller's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Exit, Fiber, Schema } from "effect"
-import type { DeadlineExceeded } from "../../schema/Errors.js"
+import { Deferred, Effect, Either, Exit, Schema } from "effect"
 import { RunRequest } from "../../schema/RunsApi.js"
 import type { CallRecorderService } from "../../src/ledger/CallRecorder.js"
-import type { RunLedgerService, SettlementResult } from "../../src/ledger/RunLedger.js"
+import type { AdmissionOutcome, RunLedgerService, SettlementResult } from "../../src/ledger/RunLedger.js"
 import type { RunEnd } from "../../src/ledger/Settlement.js"
 import type { ModelProvider } from "../../src/providers/ModelProvider.js"
-import { DeadlineGraceMs, type RunContext, runWithDeadline } from "../../src/runs/RunExecution.js"
+import {
+  DeadlineGraceMs,
+  type RunContext,
+  runFibers,
+  runNow,
+  type RunOutcome,
+  type WorkError
+} from "../../src/runs/RunExecution.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
 import { oneQuestion } from "../support/Runs.js"
 
@@ -43,7 +49,7 @@ const provider: ModelProvider["Type"] = {
 
 const recorder: CallRecorderService = {
   record: () => Effect.void,
-  forRun: () => ({ add: () => {}, stop: Effect.void })
+  forRun: () => ({ add: () => {}, stop: Effect.void, stopNow: (done) => done() })
 }
 
 /**
@@ -55,42 +61,47 @@ const heldLedger = (attempting: boolean) =>
     const release = yield* Deferred.make<void>()
     const settling = yield* Deferred.make<void>()
     let stored: RunEnd | undefined
+    const admitted = (request: Parameters<RunLedgerService["admit"]>[0]): AdmissionOutcome => ({
+      _tag: "Admitted",
+      run: {
+        pending: {
+          id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+          organizationId: request.organizationId,
+          origin: request.origin,
+          idempotencyKey: request.idempotencyKey,
+          kind: request.kind,
+          inputDigest: request.inputDigest,
+          period: "2026-11-01",
+          holdMicros: request.holdMicros,
+          holdTokens: request.holdTokens,
+          createdAt: new Date(),
+          deadlineAt: new Date(request.deadline),
+          holder: "test",
+          keyId: request.keyId
+        },
+        holdCredit: false,
+        reservation: undefined
+      }
+    })
     const ledger: RunLedgerService = {
-      admit: (request) =>
-        Effect.succeed({
-          _tag: "Admitted",
-          run: {
-            pending: {
-              id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
-              organizationId: request.organizationId,
-              origin: request.origin,
-              idempotencyKey: request.idempotencyKey,
-              kind: request.kind,
-              inputDigest: request.inputDigest,
-              period: "2026-11-01",
-              holdMicros: request.holdMicros,
-              holdTokens: request.holdTokens,
-              createdAt: new Date(),
-              deadlineAt: new Date(request.deadline),
-              holder: "test",
-              keyId: request.keyId
-            },
-            holdCredit: false,
-            reservation: undefined
-          }
-        }),
+      admit: (request) => Effect.succeed(admitted(request)),
+      admitNow: (request, done) => done(Exit.succeed(admitted(request))),
       settle: (_run, end) => {
         let current = end
         Deferred.unsafeDone(settling, Exit.void)
+        const commit = (): SettlementResult => {
+          stored = current
+          return { balanceMicros: null, rechargeDue: false, settledAt: new Date(), end: current, refused: false }
+        }
         return {
           yieldTo: (fallback) => {
             if (attempting) return false
             current = fallback
             return true
           },
-          committed: Effect.map(Deferred.await(release), (): SettlementResult => {
-            stored = current
-            return { balanceMicros: null, rechargeDue: false, settledAt: new Date(), end: current, refused: false }
+          committed: Effect.map(Deferred.await(release), commit),
+          onCommitted: (callback) => Effect.runFork(Effect.map(Deferred.await(release), commit)).addObserver((exit) => {
+            if (Exit.isSuccess(exit)) callback(exit.value)
           })
         }
       }
@@ -102,25 +113,39 @@ const contextOf = (ledger: RunLedgerService): RunContext => ({ ledger, recorder,
 
 const request = { organizationId: "org_test", keyId: null, origin: "runs", idempotencyKey: "k-1", spec } as const
 
-describe("a run's deadline in its caller's fiber", () => {
-  it.live("a settlement still queued at the deadline yields: the caller is told 504 at once, the fiber ends null", () =>
+/** Starts the run; its answer and its end once settled, as deferreds the test awaits. */
+const start = (context: RunContext) =>
+  Effect.gen(function*() {
+    const answered = yield* Deferred.make<{ readonly exit: Exit.Exit<RunOutcome, WorkError>; readonly at: number }>()
+    const settled = yield* Deferred.make<Exit.Exit<RunOutcome, WorkError>>()
+    const fibers = runFibers(yield* Effect.runtime<never>(), { requestId: "req_test" })
+    const started = Date.now()
+    runNow(
+      context,
+      fibers,
+      request,
+      { started },
+      (exit) => Deferred.unsafeDone(answered, Exit.succeed({ exit, at: Date.now() })),
+      (exit) => Deferred.unsafeDone(settled, Exit.succeed(exit))
+    )
+    return { answered, settled, started }
+  })
+
+describe("a run's deadline", () => {
+  it.live("a settlement still queued at the deadline yields: the caller is told 504 at once, the work goes on", () =>
     Effect.gen(function*() {
       const held = yield* heldLedger(false)
-      const told = yield* Deferred.make<{ readonly error: DeadlineExceeded; readonly at: number }>()
-      const started = Date.now()
-      const fiber = yield* Effect.fork(
-        runWithDeadline(contextOf(held.ledger), request, { started }, (error) =>
-          Deferred.unsafeDone(told, Exit.succeed({ error, at: Date.now() })))
-      )
+      const { answered, settled, started } = yield* start(contextOf(held.ledger))
       yield* Deferred.await(held.settling)
-      const { at, error } = yield* Deferred.await(told)
-      assert.strictEqual(error._tag, "deadline_exceeded")
+      const { at, exit } = yield* Deferred.await(answered)
+      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag === "deadline_exceeded")
       assert.isAtLeast(at - started, DeadlineMs + DeadlineGraceMs - 5)
       assert.isBelow(at - started, DeadlineMs + DeadlineGraceMs + 500)
-      // The fiber goes on until the run is settled, with the failure the caller was told.
-      assert.isNull(fiber.unsafePoll())
+      // The work goes on until the run is settled, with the failure the caller was told.
+      assert.isFalse(yield* Deferred.isDone(settled))
       yield* Deferred.succeed(held.release, undefined)
-      assert.isNull(yield* Fiber.join(fiber))
+      const work = yield* Deferred.await(settled)
+      assert.isTrue(Exit.isFailure(work), "the work ends with the failure it stored")
       const stored = held.stored()!
       assert.strictEqual(stored.state, "failed")
       assert.strictEqual(stored.errorCode, "deadline_exceeded")
@@ -131,18 +156,14 @@ describe("a run's deadline in its caller's fiber", () => {
   it.live("a settlement attempt under way at the deadline is waited for, and its outcome is the caller's", () =>
     Effect.gen(function*() {
       const held = yield* heldLedger(true)
-      let told = false
-      const fiber = yield* Effect.fork(runWithDeadline(contextOf(held.ledger), request, { started: Date.now() }, () => {
-        told = true
-      }))
+      const { answered } = yield* start(contextOf(held.ledger))
       yield* Deferred.await(held.settling)
       yield* Effect.sleep(`${DeadlineMs + DeadlineGraceMs + 100} millis`)
-      assert.isFalse(told)
+      assert.isFalse(yield* Deferred.isDone(answered))
       yield* Deferred.succeed(held.release, undefined)
-      const exit = yield* Fiber.join(fiber)
-      assert.isFalse(told)
-      assert.isTrue(exit !== null && Exit.isSuccess(exit))
-      if (exit === null || !Exit.isSuccess(exit)) return
+      const { exit } = yield* Deferred.await(answered)
+      assert.isTrue(Exit.isSuccess(exit))
+      if (!Exit.isSuccess(exit)) return
       assert.strictEqual(exit.value.row.state, "completed")
       assert.strictEqual(held.stored()!.state, "completed")
     }))
