@@ -264,7 +264,7 @@ export const runNow = (
   }
   let timer = setTimeout(expire, Math.max(0, timing.started + request.spec.deadlineMs - Date.now()) + DeadlineGraceMs)
   let ended = false
-  work(context, fibers, race, request, timing, (exit) => {
+  const finish = (exit: Exit.Exit<RunOutcome, WorkError>) => {
     if (ended) return
     ended = true
     clearTimeout(timer)
@@ -272,7 +272,8 @@ export const runNow = (
     if (race.answered) return
     race.answered = true
     answer(exit)
-  })
+  }
+  guarded(finish, () => work(context, fibers, race, request, timing, finish))
 }
 
 /** Fibers for a run's Effects, from `runtime`, with the given request id, loggers and parent span. */

@@ -113,22 +113,29 @@ const contextOf = (ledger: RunLedgerService): RunContext => ({ ledger, recorder,
 
 const request = { organizationId: "org_test", keyId: null, origin: "runs", idempotencyKey: "k-1", spec } as const
 
-/** Starts the run; its answer and its end once settled, as deferreds the test awaits. */
-const start = (context: RunContext) =>
+/**
+ * Starts the run (with spans kept around its parts when `traced`, as `executeRun` keeps them; without, as the direct
+ * route runs it); its answer and its end once settled, as deferreds the test awaits.
+ */
+const start = (context: RunContext, traced = false) =>
   Effect.gen(function*() {
     const answered = yield* Deferred.make<{ readonly exit: Exit.Exit<RunOutcome, WorkError>; readonly at: number }>()
     const settled = yield* Deferred.make<Exit.Exit<RunOutcome, WorkError>>()
-    const fibers = runFibers(yield* Effect.runtime<never>(), { requestId: "req_test" })
+    const fibers = { ...runFibers(yield* Effect.runtime<never>(), { requestId: "req_test" }), traced }
     const started = Date.now()
+    let answers = 0
     runNow(
       context,
       fibers,
       request,
       { started },
-      (exit) => Deferred.unsafeDone(answered, Exit.succeed({ exit, at: Date.now() })),
+      (exit) => {
+        answers++
+        Deferred.unsafeDone(answered, Exit.succeed({ exit, at: Date.now() }))
+      },
       (exit) => Deferred.unsafeDone(settled, Exit.succeed(exit))
     )
-    return { answered, settled, started }
+    return { answered, settled, started, answers: () => answers }
   })
 
 describe("a run's deadline", () => {
@@ -152,6 +159,26 @@ describe("a run's deadline", () => {
       assert.isNull(stored.output)
       assert.deepStrictEqual(stored.calls.map((call) => call.providerRequestId), ["chatcmpl-1"])
     }))
+
+  for (const traced of [false, true]) {
+    it.live(`a part that throws ends the run as a defect, answered once and at once (spans ${traced ? "kept" : "off"})`, () =>
+      Effect.gen(function*() {
+        const held = yield* heldLedger(false)
+        const broken: RunLedgerService = {
+          ...held.ledger,
+          admitNow: () => {
+            throw new Error("a bug in admission")
+          }
+        }
+        const { answered, answers, settled, started } = yield* start(contextOf(broken), traced)
+        const { at, exit } = yield* Deferred.await(answered)
+        assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die", "a defect")
+        assert.isBelow(at - started, DeadlineMs, "at once, not from the deadline's timer")
+        assert.isTrue(Exit.isFailure(yield* Deferred.await(settled)))
+        yield* Effect.sleep(`${DeadlineMs + DeadlineGraceMs + 50} millis`)
+        assert.strictEqual(answers(), 1, "the deadline's timer is stopped")
+      }))
+  }
 
   it.live("a settlement attempt under way at the deadline is waited for, and its outcome is the caller's", () =>
     Effect.gen(function*() {
