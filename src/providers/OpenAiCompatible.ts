@@ -8,7 +8,7 @@
  * 413 or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Effect, Either, Exit, FiberRef, Layer, Redacted } from "effect"
+import { Cause, Effect, Either, Exit, type Fiber, FiberRef, Layer, Option, Redacted } from "effect"
 import {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -23,7 +23,7 @@ import type { Endpoint, PostResult } from "./HttpPost.js"
 import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest } from "./LetterReadout.js"
 import type { ChatRequest, Usage } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
-import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions } from "./ModelProvider.js"
+import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions, ReadOutcome } from "./ModelProvider.js"
 import { type AttemptFailure, type FailureKind, retryAfterMs, retryFrom } from "./UpstreamRetry.js"
 import { annotateSpan } from "../telemetry/Spans.js"
 
@@ -189,6 +189,26 @@ const conclude = <A>(
   }))
 }
 
+/** An attempt's timeout (the attempt timeout, cut to the time left before the deadline), or undefined once it passed. */
+const attemptWindow = (transport: Transport, call: CallContext<unknown>) => {
+  const remaining = call.deadline - Date.now()
+  if (remaining <= 0) return undefined
+  return { timeoutMs: Math.min(transport.attemptTimeoutMs, remaining), cutByDeadline: remaining <= transport.attemptTimeoutMs }
+}
+
+/** An attempt's POST, concluded (`conclude`) in its callback; answers a function that ends the request. */
+const postAttempt = <A>(
+  transport: Transport,
+  call: CallContext<A>,
+  ordinal: number,
+  window: NonNullable<ReturnType<typeof attemptWindow>>,
+  done: (attempted: Attempted<A>) => void
+): () => void => {
+  const startedMs = performance.now()
+  return post(transport.endpoint, call.body, window.timeoutMs, (result) =>
+    done(conclude(transport, call, ordinal, { result, startedMs, cutByDeadline: window.cutByDeadline })))
+}
+
 /**
  * One attempt: posts (within the attempt timeout, cut to the time left before the deadline), records the ledger
  * entry and the metrics, and answers or says how it failed. The POST and all that follows it is one asynchronous step
@@ -196,14 +216,10 @@ const conclude = <A>(
  */
 const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: number): Effect.Effect<A, AttemptFailure> =>
   Effect.withFiberRuntime((fiber) => {
-    const remaining = call.deadline - Date.now()
-    if (remaining <= 0) return Effect.fail(final(deadlineExceeded()))
-    const cutByDeadline = remaining <= transport.attemptTimeoutMs
-    const timeoutMs = Math.min(transport.attemptTimeoutMs, remaining)
-    const startedMs = performance.now()
+    const window = attemptWindow(transport, call)
+    if (window === undefined) return Effect.fail(final(deadlineExceeded()))
     const attempt = Effect.async<Attempted<A>>((resume) => {
-      const abort = post(transport.endpoint, call.body, timeoutMs, (result) =>
-        resume(Effect.succeed(conclude(transport, call, ordinal, { result, startedMs, cutByDeadline }))))
+      const abort = postAttempt(transport, call, ordinal, window, (attempted) => resume(Effect.succeed(attempted)))
       return Effect.sync(abort)
     })
     if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.flatMap(attempt, (attempted) => attempted.exit)
@@ -237,16 +253,19 @@ const ledgerEntry = <A>(outcome: Attempt<A>, ordinal: number, ended: number, pur
   }
 }
 
+/** Retry settings of a provider. */
+interface RetrySettings {
+  readonly maxRetries: number
+  readonly baseDelayMs: number
+}
+
 /**
- * One call with its retries (UpstreamRetry.ts): attempts until one answers, a failure is final, or the schedule
- * stops; a retryable failure the schedule gave up on becomes the error of decisions.md "Precise rules". The first
- * attempt runs on its own: the retry loop is built only once it failed, as almost no call needs it.
+ * The retries of a call whose first attempt failed with `first` (UpstreamRetry.ts): attempts until one answers, a
+ * failure is final, or the schedule stops; a retryable failure the schedule gave up on becomes the error of
+ * decisions.md "Precise rules".
  */
-const callWithRetries = <A>(
-  transport: Transport,
-  retry: { readonly maxRetries: number; readonly baseDelayMs: number },
-  call: CallContext<A>
-): Effect.Effect<A, ProviderError> => {
+const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallContext<A>, first: AttemptFailure): Effect.Effect<A, ProviderError> => {
+  if (first._tag !== "Retryable") return Effect.fail(first.error)
   let ordinal = 1
   const logged = (failure: AttemptFailure) =>
     failure._tag === "Retryable"
@@ -260,15 +279,41 @@ const callWithRetries = <A>(
       }
       return attemptOnce(transport, call, ordinal++)
     })
-  const toError = (failure: AttemptFailure) =>
-    failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts)
-  return Effect.catchAll(attemptOnce(transport, call, 0), (first) =>
-    first._tag !== "Retryable"
-      ? Effect.fail(first.error)
-      : logged(first).pipe(
-        Effect.zipRight(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), { ...retry, deadline: call.deadline })),
-        Effect.mapError(toError)
-      ))
+  return logged(first).pipe(
+    Effect.zipRight(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), { ...retry, deadline: call.deadline })),
+    Effect.mapError((failure) =>
+      failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts))
+  )
+}
+
+/**
+ * One call with its retries: the first attempt runs on its own, and the retry loop is built only once it failed
+ * (`retriesAfter`), as almost no call needs it.
+ */
+const callWithRetries = <A>(transport: Transport, retry: RetrySettings, call: CallContext<A>): Effect.Effect<A, ProviderError> =>
+  Effect.catchAll(attemptOnce(transport, call, 0), (first) => retriesAfter(transport, retry, call, first))
+
+/**
+ * A letter read without a thought, outside the runtime (`ModelProvider.readNow`): its first attempt posted and
+ * concluded in callbacks, its retries, if it needs any, in a fiber `fork` makes. The same attempts, ledger entries
+ * and errors as `callWithRetries`.
+ */
+const answerNow = (
+  transport: Transport,
+  retry: RetrySettings,
+  call: CallContext<ReadonlyArray<number>>,
+  fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>,
+  done: (exit: Exit.Exit<ReadonlyArray<number>, ProviderError>) => void
+): void => {
+  const window = attemptWindow(transport, call)
+  if (window === undefined) return done(Exit.fail(deadlineExceeded()))
+  postAttempt(transport, call, 0, window, (attempted) => {
+    const exit = attempted.exit
+    if (Exit.isSuccess(exit)) return done(Exit.succeed(exit.value))
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isNone(failure)) return done(Exit.failCause(exit.cause as Cause.Cause<never>))
+    fork(retriesAfter(transport, retry, call, failure.value)).addObserver(done)
+  })
 }
 
 const seriesOf = (identity: ProviderIdentity) =>
@@ -294,32 +339,46 @@ const make = (config: OpenAiCompatibleConfig) =>
       identity,
       series: seriesOf(identity)
     }
-    const retry = { maxRetries: config.maxRetries ?? 4, baseDelayMs: config.retryBaseDelayMs ?? 250 }
-    const call = <A>(purpose: ModelCall["purpose"], request: ChatRequest, interpret: Interpret<A>, calls: Array<ModelCall>, options: ReadOptions) =>
-      callWithRetries(transport, retry, {
-        purpose,
-        body: JSON.stringify(request),
-        interpret,
-        deadline: options.deadline,
-        calls,
-        onCall: options.onCall
+    const retry: RetrySettings = { maxRetries: config.maxRetries ?? 4, baseDelayMs: config.retryBaseDelayMs ?? 250 }
+    const callOf = <A>(
+      purpose: ModelCall["purpose"],
+      request: ChatRequest,
+      interpret: Interpret<A>,
+      calls: Array<ModelCall>,
+      options: ReadOptions
+    ): CallContext<A> => ({ purpose, body: JSON.stringify(request), interpret, deadline: options.deadline, calls, onCall: options.onCall })
+    const answerCall = (read: Read, thought: string | null, calls: Array<ModelCall>, options: ReadOptions) =>
+      callOf("answer", letterRequest(config.model, read, thought), interpretLetter(read.options.length), calls, options)
+
+    const readEffect = (read: Read, options: ReadOptions) => {
+      const calls: Array<ModelCall> = []
+      const answer = (thought: string | null) => callWithRetries(transport, retry, answerCall(read, thought, calls, options))
+      const reading = Effect.suspend(() =>
+        read.thinkTokens > 0
+          ? Effect.flatMap(
+            callWithRetries(transport, retry, callOf("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options)),
+            answer
+          )
+          : answer(null)
+      )
+      return Effect.mapBoth(reading, {
+        onFailure: (error) => new ProviderFailure({ error, calls: [...calls] }),
+        onSuccess: (probabilities) => ({ probabilities, calls: [...calls] })
       })
+    }
 
     return ModelProvider.of({
       identity,
-      read: (read: Read, options: ReadOptions) => {
+      read: readEffect,
+      readNow: (read, options, done, fork) => {
+        // A read with a thought makes two calls in turn: it runs as the Effect it is.
+        if (read.thinkTokens > 0) return void fork(readEffect(read, options)).addObserver(done)
         const calls: Array<ModelCall> = []
-        const answer = (thought: string | null) =>
-          call("answer", letterRequest(config.model, read, thought), interpretLetter(read.options.length), calls, options)
-        const reading = Effect.suspend(() =>
-          read.thinkTokens > 0
-            ? Effect.flatMap(call("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options), answer)
-            : answer(null)
-        )
-        return Effect.mapBoth(reading, {
-          onFailure: (error) => new ProviderFailure({ error, calls: [...calls] }),
-          onSuccess: (probabilities) => ({ probabilities, calls: [...calls] })
-        })
+        answerNow(transport, retry, answerCall(read, null, calls, options), fork, (exit) =>
+          done(Exit.mapBoth(exit, {
+            onFailure: (error) => new ProviderFailure({ error, calls: [...calls] }),
+            onSuccess: (probabilities): ReadOutcome => ({ probabilities, calls: [...calls] })
+          })))
       }
     })
   })

@@ -13,7 +13,7 @@
  * runtime; as one Effect program it took some 140 steps of the runtime (each about a microsecond under load) and
  * the generators around them. `executeRun` is the same flow as an Effect, for the router and the API's own route.
  */
-import { Context, Effect, Exit, type Fiber, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
+import { Clock, Context, DefaultServices, Effect, Exit, type Fiber, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
 import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type {
   AdmissionError,
@@ -26,7 +26,7 @@ import type {
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
 import type { CallRecorderService } from "../ledger/CallRecorder.js"
-import { type EngineError, type EngineResult, executeDecisionWith } from "./DecisionEngine.js"
+import { type EngineError, type EngineFibers, type EngineResult, executeDecisionNow } from "./DecisionEngine.js"
 import { type AnsweringModel, deadlineEnd, deadlineError, engineEnd, ledgerCalls, settledRow } from "./RunEnds.js"
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
@@ -77,7 +77,7 @@ export interface RunRequestShape {
  * Where the run's Effects run: fibers nothing interrupts, made with the request's id, loggers and parent span
  * (`fork`), and whether spans are kept (`traced`: the parts of the run then run inside their spans).
  */
-export interface RunFibers {
+export interface RunFibers extends EngineFibers {
   readonly fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   readonly traced: boolean
 }
@@ -156,11 +156,11 @@ const settle = (
   settling.onCommitted((result) => guarded(done, () => done(answerOf(run, spec, finished, result))), fibers.fork)
 }
 
-/** The decision engine on the run's plan, in a fiber of the request's; its calls recorded early as they end. */
+/** The decision engine on the run's plan (its Effects in fibers of the request's); its calls recorded early as they end. */
 const readAll = (context: RunContext, fibers: RunFibers, request: RunRequestShape, run: AdmittedRun, done: Done<EngineResult, never>) => {
   const { spec } = request
   const early = context.recorder.forRun(request.organizationId)
-  fibers.fork(executeDecisionWith(context.provider, spec.plan!, {
+  executeDecisionNow(context.provider, spec.plan!, {
     state: spec.prompt,
     draws: spec.draws,
     thinkTokens: spec.thinkTokens,
@@ -169,7 +169,7 @@ const readAll = (context: RunContext, fibers: RunFibers, request: RunRequestShap
     pricePerMtokMicros: context.pricePerMtokMicros,
     maxOutputTokens: spec.maxOutputTokens,
     onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls))
-  })).addObserver((exit) => early.stopNow(() => done(exit)))
+  }, fibers, (exit) => early.stopNow(() => done(exit)))
 }
 
 /** After admission: the model's reads, then settlement; each part timed for `Server-Timing`. */
@@ -296,8 +296,10 @@ export const runFibers = (
       ]
     })
   const runFork = Runtime.runFork(runtime)
+  const clock = Context.get(FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices), Clock.Clock)
   return {
     fork: (effect) => runFork(effect, { updateRefs }),
+    now: () => clock.unsafeCurrentTimeMillis(),
     traced: FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
   }
 }

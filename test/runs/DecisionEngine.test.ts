@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Layer } from "effect"
+import { Cause, Deferred, Effect, Either, Exit, Layer } from "effect"
 import { ProviderUnavailable } from "../../schema/Errors.js"
 import { LocalModel } from "../../src/providers/LocalModel.js"
 import { ModelProvider, ProviderFailure } from "../../src/providers/ModelProvider.js"
@@ -204,6 +204,19 @@ describe("executeDecision", () => {
       assert.deepStrictEqual(provider.reads, [])
       assert.deepStrictEqual(result.calls, [])
       assert.isFalse(callOccurred(result))
+    }))
+
+  it.effect("a provider that dies: the engine stops reading and dies with its defect", () =>
+    Effect.gen(function*() {
+      const provider = scripted((read) => read.instructions === "b" ? Effect.die(new Error("provider bug")) : [0.5, 0.5])
+      const exit = yield* Effect.exit(
+        executeDecision(
+          plan({ a: { type: "noul", instructions: "a" }, b: { type: "noul", instructions: "b", depends_on: ["a"] }, c: { type: "noul", instructions: "c", depends_on: ["b"] } }),
+          options()
+        ).pipe(Effect.provide(provider.layer))
+      )
+      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+      assert.deepStrictEqual(provider.reads.map((read) => read.instructions), ["a", "b"], "nothing read after the defect")
     }))
 
   it.effect("budget_exhausted when even the first read's worst case passes the ceiling", () =>

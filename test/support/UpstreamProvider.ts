@@ -2,7 +2,7 @@
  * The OpenAI-compatible provider pointed at the FakeUpstream of the enclosing layer, with fast retries, for tests
  * that go through the real transport.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Runtime } from "effect"
 import { ModelProvider } from "../../src/providers/ModelProvider.js"
 import type { Read, ReadOutcome, ProviderFailure } from "../../src/providers/ModelProvider.js"
 import { OpenAiCompatible } from "../../src/providers/OpenAiCompatible.js"
@@ -45,15 +45,20 @@ export const withUpstreamProvider = (config: UpstreamProviderConfig = {}) =>
     Effect.scoped
   )
 
-/** One read through the provider, due `deadlineInMs` (default 10 s) from now. */
+/** How a test reads: through the provider's `read` (an Effect) or its `readNow` (callbacks, as the engine reads). */
+export type ReadWay = "read" | "readNow"
+
+/** One read through the provider, due `deadlineInMs` (default 10 s) from now, the `way` given (default `read`). */
 export const readThroughUpstream = (
   read: Read,
-  config: UpstreamProviderConfig & { readonly deadlineInMs?: number } = {}
+  config: UpstreamProviderConfig & { readonly deadlineInMs?: number; readonly way?: ReadWay } = {}
 ): Effect.Effect<ReadOutcome, ProviderFailure, FakeUpstream> => {
-  const { deadlineInMs, ...settings } = config
+  const { deadlineInMs, way, ...settings } = config
   return Effect.gen(function*() {
     const deadline = (yield* Clock.currentTimeMillis) + (deadlineInMs ?? 10_000)
     const provider = yield* ModelProvider
-    return yield* provider.read(read, { deadline })
+    if (way !== "readNow") return yield* provider.read(read, { deadline })
+    const fork = Runtime.runFork(yield* Effect.runtime<never>())
+    return yield* Effect.async<ReadOutcome, ProviderFailure>((resume) => provider.readNow!(read, { deadline }, resume, fork))
   }).pipe(withUpstreamProvider(settings))
 }
