@@ -15,14 +15,14 @@
  * letter prompt / 4), output tokens 1, request id `local_` + a hash of the read. `thinkTokens` is ignored (one call
  * per read): a lexical scorer has no thought to write, and billing a think call that changes nothing would be dishonest.
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Exit, Layer } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import { routerAnswerer, shippedClassifier } from "../router/classifier/RouterAnswers.js"
 import { canonicalJson, sha256Hex } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 import { letterPromptBytes } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
-import type { Read, ReadOutcome } from "./ModelProvider.js"
+import type { Read, ReadOptions, ReadOutcome } from "./ModelProvider.js"
 
 /** The local model's ledger identity. */
 export const LOCAL_IDENTITY = { provider: "local", modelId: "arbiter-local-1" } as const
@@ -140,16 +140,19 @@ const make = Effect.sync(() => {
       }]
     }
   }
+  /** A read at `now`: answered at once, or refused once the deadline passed. */
+  const readAt = (read: Read, options: ReadOptions, now: number): Exit.Exit<ReadOutcome, ProviderFailure> =>
+    now >= options.deadline
+      ? Exit.fail(new ProviderFailure({
+        error: new DeadlineExceeded({ message: "the run's deadline passed before the model was asked" }),
+        calls: []
+      }))
+      : Exit.succeed(answer(read, new Date(now)))
   return ModelProvider.of({
     identity: LOCAL_IDENTITY,
-    read: (read, options) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        now >= options.deadline
-          ? Effect.fail(new ProviderFailure({
-            error: new DeadlineExceeded({ message: "the run's deadline passed before the model was asked" }),
-            calls: []
-          }))
-          : Effect.succeed(answer(read, new Date(now))))
+    read: (read, options) => Effect.flatMap(Clock.currentTimeMillis, (now) => readAt(read, options, now)),
+    // The engine's way when spans are off: the same answer, without a fiber (the process's clock).
+    readNow: (read, options, done) => done(readAt(read, options, Date.now()))
   })
 })
 
