@@ -48,15 +48,12 @@ export interface EndpointInfo {
     headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
   ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiDecodeError>
   /**
-   * The same decoding of a body already read, without the runtime: the decoded input when every part decodes, or
-   * `undefined` when one does not (then `decodeInput` says why, in HttpApi's words). Schemas with asynchronous parts
-   * also answer `undefined`.
+   * The body alone (already read), decoded without the runtime, as HttpApi decodes it: for an endpoint whose path has
+   * no parameters and whose headers schema refuses no request (`POST /v1/runs`: `RequiredIdempotencyKey`, which the
+   * handler never reads), so the payload decides alone. `undefined` when it does not decode (then `decodeInput` says
+   * why, in HttpApi's words); schemas with asynchronous parts also answer `undefined`.
    */
-  readonly decodeInputNow: (
-    params: HttpRouter.RouteContext["params"],
-    body: unknown,
-    headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  ) => DecodedInput | undefined
+  readonly decodePayloadNow: (body: unknown) => { readonly payload: unknown } | undefined
 }
 
 /** An endpoint's payload and headers as HttpApi decodes them (undefined where the endpoint declares none). */
@@ -116,17 +113,12 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithPr
 const decoderNow = (schema: Option.Option<Schema.Schema.Any>) =>
   Option.map(schema, (value) => ParseResult.decodeUnknownEither(value as Schema.Schema<unknown, unknown, never>))
 
-const compileInputDecoderNow = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodeInputNow"] => {
-  const path = decoderNow(endpoint.pathSchema)
+const compilePayloadDecoderNow = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodePayloadNow"] => {
   const payload = decoderNow(endpoint.payloadSchema)
-  const headers = decoderNow(endpoint.headersSchema)
-  return (params, body, given) => {
-    if (Option.isSome(path) && path.value(params)._tag === "Left") return undefined
-    const decodedPayload = Option.isSome(payload) ? payload.value(body) : undefined
-    if (decodedPayload?._tag === "Left") return undefined
-    const decodedHeaders = Option.isSome(headers) ? headers.value(given) : undefined
-    if (decodedHeaders?._tag === "Left") return undefined
-    return { payload: decodedPayload?.right, headers: decodedHeaders?.right }
+  return (body) => {
+    if (Option.isNone(payload)) return { payload: undefined }
+    const decoded = payload.value(body)
+    return decoded._tag === "Left" ? undefined : { payload: decoded.right }
   }
 }
 
@@ -198,7 +190,7 @@ const reflect = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any
         decodeRequest: (request, params) =>
           Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
         decodeInput,
-        decodeInputNow: compileInputDecoderNow(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
+        decodePayloadNow: compilePayloadDecoderNow(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
       })
     }
   })

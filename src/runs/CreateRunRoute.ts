@@ -3,7 +3,8 @@
  * response, outside the Effect runtime where nothing is refused, with the API's own pieces in the API's order (check
  * order: credential, then the body's shape, then decoding, then the scope; then the handler of RunsHttp.ts):
  * `CredentialVerifier.known` or `authenticate` (src/auth/Authenticate.ts), `readJsonPayloadNow` (RequestShape.ts),
- * the endpoint's decoders from the route table (RouteTable.ts) and `checkScope`. A run answered 200 or 202 is written
+ * the endpoint's decoders from the route table (RouteTable.ts: the payload's alone, as its headers schema refuses no
+ * request; HttpApi's whole decoding words a refusal) and `checkScope`. A run answered 200 or 202 is written
  * here with the headers the API gives it (`content-type`, `content-length`, the CORS headers, `x-request-id`,
  * `Server-Timing`) and counted as the API counts it. Every failure is handed back to the API, which answers it
  * through its edge and error encoding exactly as if its router had served the request: a failure of the handler with
@@ -83,7 +84,7 @@ interface Accepted {
 /**
  * The caller and the decoded payload, checked in the API's order, outside the runtime where nothing is refused: a
  * key this process authenticated within its second (`CredentialVerifier.known`), the body read and checked
- * (`readJsonPayloadNow`), decoded without the runtime (`decodeInputNow`), a granted scope. Whatever is not known at
+ * (`readJsonPayloadNow`), its payload decoded without the runtime (`decodePayloadNow`), a granted scope. Whatever is not known at
  * once or is refused goes through the API's own pieces, in a fiber of the request's: `authenticate` looks a key up
  * or words its refusal, HttpApi's decoders word a body's, `checkScope` a scope's; `done` then gets their failure, as
  * the API's middlewares would fail.
@@ -97,8 +98,9 @@ const accept = (context: RunRoute, raw: IncomingMessage, fibers: RunFibers, done
   const withActor = (actor: ActorShape) =>
     readJsonPayloadNow(raw, context.info, (body) => {
       if (Exit.isFailure(body)) return done(Exit.failCause(body.cause))
-      const input = context.info.decodeInputNow({}, body.value.value, raw.headers)
-      if (input !== undefined) return withInput(actor, input)
+      // The body alone decides: the route's headers schema refuses no request (test/runs/CreateRunRoute.test.ts).
+      const input = context.info.decodePayloadNow(body.value.value)
+      if (input !== undefined) return withInput(actor, { payload: input.payload, headers: undefined })
       fibers.fork(context.info.decodeInput({}, Effect.succeed(body.value.value), raw.headers)).addObserver((decoded) =>
         Exit.isSuccess(decoded) ? withInput(actor, decoded.value) : done(Exit.failCause(decoded.cause))
       )

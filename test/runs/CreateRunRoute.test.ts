@@ -7,8 +7,11 @@
  * credential, content type, JSON, decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict,
  * credit and the key's rate limit.
  */
-import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { HttpApi } from "@effect/platform"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Layer, Option, ParseResult, type Schema } from "effect"
+import fc from "fast-check"
+import { Api } from "../../schema/Api.js"
 import { DirectRoutes } from "../../src/http/DirectRoutes.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { CreateRunRouteLive } from "../../src/runs/CreateRunRoute.js"
@@ -183,5 +186,35 @@ layer(
         assert.strictEqual(response.status, 400, response.text)
         assert.strictEqual(response.json().error.code, "invalid_body")
       }))
+  })
+})
+
+describe("the route decodes the body alone", () => {
+  // The direct route decodes only the payload (RouteTable.decodePayloadNow): it relies on the endpoint's headers
+  // schema refusing no request and its path taking no parameters, which is what HttpApi decodes besides.
+  it("POST /v1/runs: no path parameters, and a headers schema that decodes any headers Node hands over", () => {
+    let found: { readonly headers: Option.Option<unknown>; readonly path: Option.Option<unknown> } | undefined
+    HttpApi.reflect(Api, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint }) => {
+        if (endpoint.method === "POST" && endpoint.path === "/v1/runs") {
+          found = { headers: endpoint.headersSchema, path: endpoint.pathSchema }
+        }
+      }
+    })
+    assert.isDefined(found)
+    assert.isTrue(Option.isNone(found!.path))
+    assert.isTrue(Option.isSome(found!.headers))
+    const decode = ParseResult.decodeUnknownEither(Option.getOrThrow(found!.headers) as Schema.Schema<unknown, unknown, never>)
+    const header = fc.string({ minLength: 1, maxLength: 20 }).map((name) => name.toLowerCase())
+    const value = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constant(""))
+    fc.assert(fc.property(
+      fc.dictionary(header, value),
+      fc.option(value, { nil: undefined }),
+      (headers, key) => {
+        const given = key === undefined ? headers : { ...headers, "idempotency-key": key }
+        return decode(given)._tag === "Right"
+      }
+    ))
   })
 })
