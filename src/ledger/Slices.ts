@@ -1,7 +1,8 @@
 /**
  * The slices one process keeps (Escrow.ts holds them in memory, Leases.ts writes their leases): topped up in the
  * background when they run low, one grant at a time per organization, which admissions no slice covers can wait for
- * (RunLedger.ts, `admitWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process stops.
+ * (AdmissionFlow.ts, `admitNowWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process
+ * stops.
  */
 import { Effect, Exit, type Runtime, Schedule } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"

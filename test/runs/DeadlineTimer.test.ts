@@ -1,12 +1,12 @@
 /**
- * A run's deadline answered from its timer, over HTTP (src/runs/CreateRunRoute.ts, `runWithDeadline`): the model has
- * answered, but the run's settlement is still queued when its deadline and grace pass, so the caller is told `504
- * deadline_exceeded` at once, with the run's `Server-Timing` (admission and the model call so far) and the caller's
- * request id, while the run's fiber goes on; the settlement, once it runs, stores the run `failed` with its call
- * billed, never `completed`. To keep the settlement queued, the test holds the credit account lock of another
- * organization whose settlement is under way: each process settles one batch at a time (docs/ledger.md, "Batches:
- * one transaction in flight"), so the run's batch waits behind it. PostgreSQL only: the embedded database's
- * connections share one session, where a lock holds no one back.
+ * A run's deadline answered from its timer, over HTTP (src/runs/CreateRunRoute.ts; the timer is `runNow`'s, in
+ * src/runs/RunExecution.ts): the model has answered, but the run's settlement is still queued when its deadline and
+ * grace pass, so the caller is told `504 deadline_exceeded` at once, with the run's `Server-Timing` (admission and the
+ * model call so far) and the caller's request id, while the run's work goes on; the settlement, once it runs, stores
+ * the run `failed` with its call billed, never `completed`. To keep the settlement queued, the test holds the credit
+ * account lock of another organization whose settlement is under way: each process settles one batch at a time
+ * (docs/ledger.md, "Batches: one transaction in flight"), so the run's batch waits behind it. PostgreSQL only: the
+ * embedded database's connections share one session, where a lock holds no one back.
  */
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
