@@ -7,13 +7,14 @@
  *
  * The flow runs outside the Effect runtime (`admitNowWith`): a run its slice covers is stored by the next fast batch
  * and admitted from the batch's callback, with no step of the runtime of its own; every other way (the exact one, a
- * batch's failure or refusal, a key found used) is an Effect, run in a fiber of the caller's (`Fork`). `admitWith`
- * is the same flow as an Effect.
+ * batch's failure or refusal, a key found used) is an Effect, run in a fiber of the caller's (`Fork`).
+ * `RunLedger.admit` is the same flow as an Effect.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Exit, type Fiber, Option } from "effect"
+import { Cause, Effect, Either, Exit } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
+import type { Fork } from "../fibers/Fork.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import { admitExact, type PendingRun } from "./Admission.js"
 import type { Needs, Reservation } from "./Escrow.js"
@@ -61,9 +62,6 @@ const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<Admis
     }
   })
 
-/** Runs an effect in a fiber of the caller's (its request id, its loggers), nothing interrupts. */
-export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
-
 /** How admission reports its end, once. */
 export type AdmissionDone = (exit: Exit.Exit<AdmissionOutcome, AdmissionError>) => void
 
@@ -83,10 +81,10 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
     const { escrow, limitedKeys, pools } = parts
     escrow.release(reservation)
     if (Exit.isFailure(exit)) {
-      const failure = Cause.failureOption(exit.cause)
+      const failure = Cause.failureOrCause(exit.cause)
       // A batch that died (no failure in its cause) fails the run with the same cause, a defect.
-      if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
-      const error = failure.value
+      if (Either.isRight(failure)) return yield* Effect.failCause(failure.right)
+      const error = failure.left
       // A batch PostgreSQL rolled back for a conflict stored nothing: the exact way admits the run under its lock.
       if (isTransactionConflict(error)) return yield* exact(run)
       return yield* Effect.zipRight(reconcile(parts, run, reservation.holdCredit), unavailable(error))

@@ -10,7 +10,8 @@
  */
 import { Context, Effect, Exit, Layer, Runtime } from "effect"
 import { PgPools } from "../db/PgPool.js"
-import { type AdmissionDone, admitNowWith, type Fork } from "./AdmissionFlow.js"
+import { type Fork, forkOf } from "../fibers/Fork.js"
+import { type AdmissionDone, admitNowWith } from "./AdmissionFlow.js"
 import { LedgerBatches, makeBatcher } from "./Batcher.js"
 import { Escrow } from "./Escrow.js"
 import { type FastRequest, storeFast } from "./FastAdmission.js"
@@ -81,7 +82,8 @@ const settleWith = ({ after, escrow, fork: ledgerFork, queue }: LedgerParts): Ru
   return {
     yieldTo: ticket.yieldTo,
     onCommitted,
-    committed: Effect.async<SettlementResult>((resume) => onCommitted((result) => resume(Effect.succeed(result))))
+    committed: Effect.withFiberRuntime((fiber) =>
+      Effect.async<SettlementResult>((resume) => onCommitted((result) => resume(Effect.succeed(result)), forkOf(fiber))))
   }
 }
 
@@ -122,7 +124,9 @@ const make = Effect.gen(function*() {
   yield* addGaugeSampler(() => record(ledgerSettlementsWaiting, parts.queue.waiting(), none))
   const admitNow = admitNowWith(parts)
   return RunLedger.of({
-    admit: (request) => Effect.async((resume) => admitNow(request, resume)),
+    // The Effect form: admission's ways that are Effects run in fibers of the caller's (its request id, loggers).
+    admit: (request) =>
+      Effect.withFiberRuntime((fiber) => Effect.async((resume) => admitNow(request, resume, forkOf(fiber)))),
     admitNow,
     settle: settleWith(parts)
   })

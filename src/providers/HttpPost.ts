@@ -1,13 +1,12 @@
 /**
- * One JSON POST to the upstream model service as an interruptible Effect: the hot path of every upstream model call.
+ * One JSON POST to the upstream model service, reported through a callback: the hot path of every upstream model call.
  * It goes through a keep-alive connection pool of undici (Node's own HTTP/1.1 client, the one under `fetch`), by its
  * `dispatch` interface: the request is written from a prepared header list, and the answer's chunks are gathered by
  * a handler of four callbacks, with no request or response object, stream or event emitter per call. Against
  * `node:http` with a keep-alive agent this halves the client's CPU per call (docs/decisions.md, "Upstream client").
- * The attempt's timeout is a plain timer that aborts the request; interrupting the Effect aborts it too. Bodies above
- * 8 MiB are cut off and reported as too large.
+ * The attempt's timeout is a plain timer that aborts the request; the caller can end it too (an interrupted attempt's
+ * fiber does, OpenAiCompatible.ts). Bodies above 8 MiB are cut off and reported as too large.
  */
-import { Effect } from "effect"
 import { type Dispatcher, Pool } from "undici"
 
 /** Largest response body read, in bytes; a chat completion with one token is a few kilobytes. */
@@ -43,7 +42,7 @@ export interface Endpoint {
 
 /**
  * A pool of keep-alive connections to `url`'s origin (http or https) for POSTs to `url` with `headers`. No timeout
- * of undici's own applies: each attempt has its timer (`postJson`). An idle connection is closed after 4 s, or
+ * of undici's own applies: each attempt has its timer (`post`). An idle connection is closed after 4 s, or
  * sooner when the upstream's `Keep-Alive` header says so.
  */
 export const openEndpoint = (url: URL, headers: Readonly<Record<string, string>>): Endpoint => ({
@@ -136,11 +135,3 @@ export const post = (endpoint: Endpoint, body: string, timeoutMs: number, done: 
   endpoint.pool.dispatch({ path: endpoint.path, method: "POST", headers: endpoint.headers as Array<string>, body }, handler)
   return abort
 }
-
-/** `post` as an interruptible Effect: interrupting it ends the request. */
-export const postJson = (endpoint: Endpoint, body: string, timeoutMs: number): Effect.Effect<PostResponse, PostFailure> =>
-  Effect.async<PostResponse, PostFailure>((resume) => {
-    const abort = post(endpoint, body, timeoutMs, (result) =>
-      resume(result._tag === "Response" ? Effect.succeed(result.response) : Effect.fail(result)))
-    return Effect.sync(abort)
-  })

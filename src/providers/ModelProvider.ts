@@ -4,7 +4,8 @@
  * failed. A call "occurred" (is billed) exactly when its status is `succeeded`.
  */
 import { Context, Data } from "effect"
-import type { Effect, Exit, Fiber } from "effect"
+import type { Effect, Exit } from "effect"
+import type { Fork } from "../fibers/Fork.js"
 import type {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -107,6 +108,6 @@ export class ModelProvider extends Context.Tag("ModelProvider")<ModelProvider, {
     read: Read,
     options: ReadOptions,
     done: (exit: Exit.Exit<ReadOutcome, ProviderFailure>) => void,
-    fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+    fork: Fork
   ) => void
 }>() {}

@@ -1,31 +1,34 @@
 /**
  * The `ModelProvider` for any OpenAI-compatible chat-completions server (vLLM, llama.cpp, Ollama, OpenAI): the
  * transport only (URL, bearer key, per-attempt timeout, retries, ledger entries, spans, metrics); the prompt and the
- * parsing are LetterReadout's. Each attempt is one `ModelCall`. Retried on the schedule of UpstreamRetry.ts
- * (exponential backoff with jitter, at least the upstream's `Retry-After`, never waiting past the deadline): 429,
- * 5xx, timeouts, connection errors and unreadable bodies. Not retried: a 2xx without usable
- * log-probabilities (decision_unavailable: the model answered, and at temperature 0 it would answer the same), a
- * 413 or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
+ * parsing are LetterReadout's, what a reply means UpstreamReplies'. Each attempt is one `ModelCall`. Retried on the
+ * schedule of UpstreamRetry.ts (exponential backoff with jitter, at least the upstream's `Retry-After`, never waiting
+ * past the deadline): 429, 5xx, timeouts, connection errors and unreadable bodies. Not retried: a 2xx without usable
+ * log-probabilities (decision_unavailable: the model answered, and at temperature 0 it would answer the same), a 413
+ * or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Cause, Effect, Either, Exit, type Fiber, FiberRef, Layer, Option, Redacted } from "effect"
-import {
-  DeadlineExceeded,
-  DecisionUnavailable,
-  InputTooLarge,
-  ProviderBadResponse,
-  ProviderRateLimited,
-  ProviderUnavailable
-} from "../../schema/Errors.js"
+import { Cause, Effect, Either, Exit, FiberRef, Layer, Redacted } from "effect"
+import { DeadlineExceeded } from "../../schema/Errors.js"
+import type { Fork } from "../fibers/Fork.js"
 import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
+import { annotateSpan } from "../telemetry/Spans.js"
 import { closeEndpoint, openEndpoint, post } from "./HttpPost.js"
 import type { Endpoint, PostResult } from "./HttpPost.js"
-import { letterRequest, parseLetterResponse, parseThoughtResponse, thinkRequest } from "./LetterReadout.js"
-import type { ChatRequest, Usage } from "./LetterReadout.js"
+import { letterRequest, thinkRequest } from "./LetterReadout.js"
+import type { ChatRequest } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions, ReadOutcome } from "./ModelProvider.js"
-import { type AttemptFailure, type FailureKind, retryAfterMs, retryFrom } from "./UpstreamRetry.js"
-import { annotateSpan } from "../telemetry/Spans.js"
+import {
+  classify,
+  finalError,
+  type Interpret,
+  interpretLetter,
+  interpretThought,
+  ledgerEntry,
+  outcomeLabel
+} from "./UpstreamReplies.js"
+import { type AttemptFailure, retryAfterMs, retryFrom } from "./UpstreamRetry.js"
 
 /** Settings of an OpenAI-compatible upstream. */
 export interface OpenAiCompatibleConfig {
@@ -42,83 +45,7 @@ export interface OpenAiCompatibleConfig {
   readonly retryBaseDelayMs?: number | undefined
 }
 
-type Attempt<A> =
-  | { readonly _tag: "Billed"; readonly id: string | null; readonly usage: Usage; readonly result: Either.Either<A, ProviderError> }
-  | { readonly _tag: "Failed"; readonly id: string | null; readonly kind: FailureKind; readonly detail: string }
-  | { readonly _tag: "Refused"; readonly id: string | null; readonly error: ProviderError }
-
-type Interpret<A> = (body: string) => Attempt<A>
-
-const CONTEXT_LENGTH = /context[ _-]?length|maximum context|too many tokens/i
-
-const classify = <A>(result: PostResult, interpret: Interpret<A>): Attempt<A> => {
-  switch (result._tag) {
-    case "Timeout":
-      return { _tag: "Failed", id: null, kind: "timeout", detail: "no answer in time" }
-    case "Connection":
-      return { _tag: "Failed", id: null, kind: "unavailable", detail: `connection failed (${result.code})` }
-    case "TooLarge":
-      return { _tag: "Failed", id: null, kind: "bad_response", detail: "the body is too large" }
-  }
-  const { body, requestId, status } = result.response
-  if (status >= 200 && status < 300) {
-    const attempt = interpret(body)
-    return attempt._tag === "Failed" && attempt.id === null ? { ...attempt, id: requestId } : attempt
-  }
-  if (status === 429) return { _tag: "Failed", id: requestId, kind: "rate_limited", detail: "status 429" }
-  if (status >= 500) return { _tag: "Failed", id: requestId, kind: "unavailable", detail: `status ${status}` }
-  if (status === 413 || (status === 400 && CONTEXT_LENGTH.test(body))) {
-    return {
-      _tag: "Refused",
-      id: requestId,
-      error: new InputTooLarge({ message: "the input is over the decision model's own context limit" })
-    }
-  }
-  return {
-    _tag: "Refused",
-    id: requestId,
-    error: new ProviderUnavailable({ message: `the upstream model service refused the call with status ${status}` })
-  }
-}
-
-const finalError = (kind: FailureKind, detail: string, attempts: number): ProviderError => {
-  const tries = attempts === 1 ? "1 attempt" : `${attempts} attempts`
-  switch (kind) {
-    case "rate_limited":
-      return new ProviderRateLimited({ message: `the upstream model service rate-limited the call (${tries})` })
-    case "unavailable":
-      return new ProviderUnavailable({ message: `the upstream model service failed: ${detail} (${tries})` })
-    case "timeout":
-      return new ProviderUnavailable({ message: `the upstream model service did not answer in time (${tries})` })
-    case "bad_response":
-      return new ProviderBadResponse({
-        message: `the upstream model service returned an unreadable response: ${detail} (${tries})`
-      })
-  }
-}
-
 const deadlineExceeded = () => new DeadlineExceeded({ message: "the run's deadline passed during a model call" })
-
-const unreadable = <A>(reason: string): Attempt<A> => ({ _tag: "Failed", id: null, kind: "bad_response", detail: reason })
-
-const interpretLetter = (optionCount: number): Interpret<ReadonlyArray<number>> => (body) => {
-  const reply = parseLetterResponse(body, optionCount)
-  if (reply._tag === "Malformed") return unreadable(reply.reason)
-  return {
-    _tag: "Billed",
-    id: reply.id,
-    usage: reply.usage,
-    result: reply.probabilities === null
-      ? Either.left(new DecisionUnavailable({ message: "the model gave no log-probabilities for the option letters" }))
-      : Either.right(reply.probabilities)
-  }
-}
-
-const interpretThought: Interpret<string> = (body) => {
-  const reply = parseThoughtResponse(body)
-  if (reply._tag === "Malformed") return unreadable(reply.reason)
-  return { _tag: "Billed", id: reply.id, usage: reply.usage, result: Either.right(reply.text) }
-}
 
 /** What every attempt of one provider shares. */
 interface Transport {
@@ -138,9 +65,6 @@ interface CallContext<A> {
   readonly calls: Array<ModelCall>
   readonly onCall: ((call: ModelCall) => void) | undefined
 }
-
-const outcomeLabel = <A>(attempt: Attempt<A>): string =>
-  attempt._tag === "Billed" ? "succeeded" : attempt._tag === "Refused" ? "refused" : attempt.kind
 
 /** How an attempt ended: its result for the call, and its tokens (for the span, when spans are kept). */
 interface Attempted<A> {
@@ -240,19 +164,6 @@ const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: num
 
 const final = (error: ProviderError): AttemptFailure => ({ _tag: "Final", error })
 
-const ledgerEntry = <A>(outcome: Attempt<A>, ordinal: number, ended: number, purpose: ModelCall["purpose"]): ModelCall => {
-  const billed = outcome._tag === "Billed"
-  return {
-    retryOrdinal: ordinal,
-    status: billed ? "succeeded" : "failed",
-    inputTokens: billed ? outcome.usage.inputTokens : 0,
-    outputTokens: billed ? outcome.usage.outputTokens : 0,
-    providerRequestId: outcome.id,
-    at: new Date(ended),
-    purpose
-  }
-}
-
 /** Retry settings of a provider. */
 interface RetrySettings {
   readonly maxRetries: number
@@ -302,7 +213,7 @@ const answerNow = (
   transport: Transport,
   retry: RetrySettings,
   call: CallContext<ReadonlyArray<number>>,
-  fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>,
+  fork: Fork,
   done: (exit: Exit.Exit<ReadonlyArray<number>, ProviderError>) => void
 ): void => {
   const window = attemptWindow(transport, call)
@@ -310,11 +221,17 @@ const answerNow = (
   postAttempt(transport, call, 0, window, (attempted) => {
     const exit = attempted.exit
     if (Exit.isSuccess(exit)) return done(Exit.succeed(exit.value))
-    const failure = Cause.failureOption(exit.cause)
-    if (Option.isNone(failure)) return done(Exit.failCause(exit.cause as Cause.Cause<never>))
-    fork(retriesAfter(transport, retry, call, failure.value)).addObserver(done)
+    const failure = Cause.failureOrCause(exit.cause)
+    if (Either.isRight(failure)) return done(Exit.failCause(failure.right))
+    fork(retriesAfter(transport, retry, call, failure.left)).addObserver(done)
   })
 }
+
+/** A read's outcome or failure, with every call it made. */
+const outcomeOf = (calls: ReadonlyArray<ModelCall>) => ({
+  onFailure: (error: ProviderError) => new ProviderFailure({ error, calls: [...calls] }),
+  onSuccess: (probabilities: ReadonlyArray<number>): ReadOutcome => ({ probabilities, calls: [...calls] })
+})
 
 const seriesOf = (identity: ProviderIdentity) =>
   new LabelSets((key) => {
@@ -361,10 +278,7 @@ const make = (config: OpenAiCompatibleConfig) =>
           )
           : answer(null)
       )
-      return Effect.mapBoth(reading, {
-        onFailure: (error) => new ProviderFailure({ error, calls: [...calls] }),
-        onSuccess: (probabilities) => ({ probabilities, calls: [...calls] })
-      })
+      return Effect.mapBoth(reading, outcomeOf(calls))
     }
 
     return ModelProvider.of({
@@ -374,11 +288,7 @@ const make = (config: OpenAiCompatibleConfig) =>
         // A read with a thought makes two calls in turn: it runs as the Effect it is.
         if (read.thinkTokens > 0) return void fork(readEffect(read, options)).addObserver(done)
         const calls: Array<ModelCall> = []
-        answerNow(transport, retry, answerCall(read, null, calls, options), fork, (exit) =>
-          done(Exit.mapBoth(exit, {
-            onFailure: (error) => new ProviderFailure({ error, calls: [...calls] }),
-            onSuccess: (probabilities): ReadOutcome => ({ probabilities, calls: [...calls] })
-          })))
+        answerNow(transport, retry, answerCall(read, null, calls, options), fork, (exit) => done(Exit.mapBoth(exit, outcomeOf(calls))))
       }
     })
   })

@@ -34,7 +34,8 @@ import { withRetryAfter } from "../http/RetryAfter.js"
 import { type DecodedInput, type EndpointInfo, makeRouteTable } from "../http/RouteTable.js"
 import { countRunStatus } from "../http/RunMetrics.js"
 import { newTimingMarks, serverTimingValue, timeAnswer, type TimingMarks } from "../http/ServerTiming.js"
-import { type RunFibers, runFibers, type RunOutcome } from "./RunExecution.js"
+import type { RunOutcome } from "./RunExecution.js"
+import { type RunFibers, runFibers } from "./RunFibers.js"
 import { Runs, type RunsService } from "./Runs.js"
 import { answerStatus } from "./RunView.js"
 import { spansExported } from "../telemetry/Spans.js"
@@ -82,12 +83,12 @@ interface Accepted {
 }
 
 /**
- * The caller and the decoded payload, checked in the API's order, outside the runtime where nothing is refused: a
- * key this process authenticated within its second (`CredentialVerifier.known`), the body read and checked
- * (`readJsonPayloadNow`), its payload decoded without the runtime (`decodePayloadNow`), a granted scope. Whatever is not known at
- * once or is refused goes through the API's own pieces, in a fiber of the request's: `authenticate` looks a key up
- * or words its refusal, HttpApi's decoders word a body's, `checkScope` a scope's; `done` then gets their failure, as
- * the API's middlewares would fail.
+ * The caller and the decoded payload, checked in the API's order, outside the runtime where nothing is refused: a key
+ * this process authenticated within its second (`CredentialVerifier.known`), the body read and checked
+ * (`readJsonPayloadNow`), its payload decoded without the runtime (`decodePayloadNow`), a granted scope. Whatever is
+ * not known at once or is refused goes through the API's own pieces, in a fiber of the request's: `authenticate` looks
+ * a key up or words its refusal, HttpApi's decoders word a body's, `checkScope` a scope's; `done` then gets their
+ * failure, as the API's middlewares would fail.
  */
 const accept = (context: RunRoute, raw: IncomingMessage, fibers: RunFibers, done: (exit: Exit.Exit<Accepted, unknown>) => void) => {
   const withInput = (actor: ActorShape, input: DecodedInput) => {
@@ -105,11 +106,11 @@ const accept = (context: RunRoute, raw: IncomingMessage, fibers: RunFibers, done
         Exit.isSuccess(decoded) ? withInput(actor, decoded.value) : done(Exit.failCause(decoded.cause))
       )
     })
-  const header = raw.headers.authorization
-  const token = bearerToken(typeof header === "string" ? header : undefined)
+  const authorization = header(raw.headers.authorization)
+  const token = bearerToken(authorization)
   const known = token === undefined ? undefined : context.verifier.known(token)
   if (known !== undefined) return void withActor(known)
-  fibers.fork(authenticate(context.verifier, typeof header === "string" ? header : undefined)).addObserver((exit) =>
+  fibers.fork(authenticate(context.verifier, authorization)).addObserver((exit) =>
     Exit.isSuccess(exit) ? void withActor(exit.value) : done(Exit.failCause(exit.cause))
   )
 }

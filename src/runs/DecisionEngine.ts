@@ -11,9 +11,10 @@
  * runtime per run, about a tenth of the service's CPU per run under load. `executeDecisionWith` is the same engine as
  * an Effect, reading its fiber's clock.
  */
-import { Cause, Clock, Context, Effect, Exit, type Fiber, FiberRef, Runtime } from "effect"
+import { Cause, Clock, Context, Effect, Either, Exit, FiberRef } from "effect"
 import { BudgetExhausted, DeadlineExceeded, ProviderBadResponse } from "../../schema/Errors.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
+import { type Fork, forkOf } from "../fibers/Fork.js"
 import { letterPromptBytes } from "../providers/LetterReadout.js"
 import type {
   ModelCall,
@@ -119,7 +120,7 @@ const eachLimited = <A>(
 
 /** Where the engine runs what is not plain code: Effects in fibers of the caller's, the clock, whether spans are kept. */
 export interface EngineFibers {
-  readonly fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  readonly fork: Fork
   /** The time now, in epoch ms (the runtime's clock). */
   readonly now: () => number
   /** Spans are kept: every read then goes through the provider's `read`, which makes them. */
@@ -220,29 +221,31 @@ const readDraw = (
     reported += 1
     options.onCalls?.([costed])
   }
-  readThrough(progress, read, { deadline: options.deadline, onCall: report }, (exit) => {
-    const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : undefined
-    if (Exit.isFailure(exit) && failure!._tag === "None") {
-      // The provider died (a bug of its own): the engine stops reading and dies with it.
-      progress.defect ??= exit.cause as Cause.Cause<never>
-      return done(null)
-    }
-    const readCalls = Exit.isSuccess(exit) ? exit.value.calls : (failure as { value: ProviderFailure }).value.calls
+  /** The read ended with its calls and its probabilities, or the error it stopped with. */
+  const ended = (readCalls: ReadonlyArray<ModelCall>, outcome: Either.Either<ReadonlyArray<number>, ProviderError>) => {
     // A provider that reports no call as it ends (the local model answers at once) has them reported here.
     readCalls.slice(reported).forEach(report)
     budget.release(hold, estimate, readCalls)
-    if (Exit.isFailure(exit)) {
-      progress.error ??= (failure as { value: ProviderFailure }).value.error
+    if (Either.isLeft(outcome)) {
+      progress.error ??= outcome.left
       return done(null)
     }
-    if (exit.value.probabilities.length !== read.options.length) {
+    const probabilities = outcome.right
+    if (probabilities.length !== read.options.length) {
       progress.error ??= new ProviderBadResponse({
-        message: `the model provider gave ${exit.value.probabilities.length} probabilities for ` +
-          `${read.options.length} options`
+        message: `the model provider gave ${probabilities.length} probabilities for ${read.options.length} options`
       })
       return done(null)
     }
-    done({ draw, probabilities: exit.value.probabilities })
+    done({ draw, probabilities })
+  }
+  readThrough(progress, read, { deadline: options.deadline, onCall: report }, (exit) => {
+    if (Exit.isSuccess(exit)) return ended(exit.value.calls, Either.right(exit.value.probabilities))
+    const failure = Cause.failureOrCause(exit.cause)
+    if (Either.isLeft(failure)) return ended(failure.left.calls, Either.left(failure.left.error))
+    // The provider died (a bug of its own): the engine stops reading and dies with it.
+    progress.defect ??= failure.right
+    done(null)
   })
 }
 
@@ -345,14 +348,9 @@ export const executeDecisionWith = (
   options: DecisionOptions
 ): Effect.Effect<EngineResult> =>
   Effect.withFiberRuntime((fiber) => {
-    const runtime = Runtime.make({
-      context: fiber.currentContext,
-      fiberRefs: fiber.getFiberRefs(),
-      runtimeFlags: Runtime.defaultRuntimeFlags
-    })
     const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
     const fibers: EngineFibers = {
-      fork: Runtime.runFork(runtime),
+      fork: forkOf(fiber),
       now: () => clock.unsafeCurrentTimeMillis(),
       traced: fiber.getFiberRef(FiberRef.currentTracerEnabled)
     }

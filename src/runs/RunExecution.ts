@@ -7,13 +7,14 @@
  * under way the answer waits for it (it may store the run completed, and the caller then hears so). The work goes on
  * when the caller goes away, so every run is settled and every answered call billed.
  *
- * The flow itself is plain code (`runNow`): each part reports to the next through a callback, and only the parts
- * that are Effects run in the runtime, each in a fiber of the request's (`RunFibers`): the decision engine, and
- * admission's ways other than the fast one. A run the slices cover takes the engine's fiber and nothing more of the
- * runtime; as one Effect program it took some 140 steps of the runtime (each about a microsecond under load) and
- * the generators around them. `executeRun` is the same flow as an Effect, for the router and the API's own route.
+ * The flow itself is plain code (`runNow`): each part reports to the next through a callback, and only the parts that
+ * are Effects run in the runtime, each in a fiber of the request's (`RunFibers`, RunFibers.ts): admission's ways other
+ * than the fast one, the decision engine's reads where the provider has no `readNow` or spans are kept, a call's
+ * retries. A run the slices cover, read by a provider with `readNow` while spans are off, takes no fiber of its own;
+ * as one Effect program it took some 140 steps of the runtime (each about a microsecond under load) and the generators
+ * around them. `executeRun` is the same flow as an Effect, for the router and the API's own route.
  */
-import { Clock, Context, DefaultServices, Effect, Exit, type Fiber, type FiberId, FiberRef, FiberRefs, Runtime, Tracer } from "effect"
+import { Context, Effect, Exit, FiberRef, type Runtime, Tracer } from "effect"
 import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type {
   AdmissionError,
@@ -26,8 +27,9 @@ import type {
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
 import type { CallRecorderService } from "../ledger/CallRecorder.js"
-import { type EngineError, type EngineFibers, type EngineResult, executeDecisionNow } from "./DecisionEngine.js"
+import { type EngineError, type EngineResult, executeDecisionNow } from "./DecisionEngine.js"
 import { type AnsweringModel, deadlineEnd, deadlineError, engineEnd, ledgerCalls, settledRow } from "./RunEnds.js"
+import { type RunFibers, runFibers } from "./RunFibers.js"
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
 import { runId } from "./RunView.js"
@@ -71,15 +73,6 @@ export interface RunRequestShape {
   readonly origin: RunOrigin
   readonly idempotencyKey: string
   readonly spec: RunSpec
-}
-
-/**
- * Where the run's Effects run: fibers nothing interrupts, made with the request's id, loggers and parent span
- * (`fork`), and whether spans are kept (`traced`: the parts of the run then run inside their spans).
- */
-export interface RunFibers extends EngineFibers {
-  readonly fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
-  readonly traced: boolean
 }
 
 /** How a part of the run reports its end, once. */
@@ -276,39 +269,10 @@ export const runNow = (
   guarded(finish, () => work(context, fibers, race, request, timing, finish))
 }
 
-/** Fibers for a run's Effects, from `runtime`, with the given request id, loggers and parent span. */
-export const runFibers = (
-  runtime: Runtime.Runtime<never>,
-  refs: {
-    readonly requestId: string
-    readonly loggers?: typeof FiberRef.currentLoggers extends FiberRef.FiberRef<infer A> ? A : never
-    readonly parentSpan?: Tracer.AnySpan | undefined
-  }
-): RunFibers => {
-  const context = refs.parentSpan === undefined ? runtime.context : Context.add(runtime.context, Tracer.ParentSpan, refs.parentSpan)
-  // The fiber's refs are already forked as its own (Runtime.runFork): these are set as its values.
-  const updateRefs = (fiberRefs: FiberRefs.FiberRefs, id: FiberId.Runtime) =>
-    FiberRefs.updateManyAs(fiberRefs, {
-      entries: [
-        [CurrentRequestId, [[id, refs.requestId]]],
-        ...(refs.loggers === undefined ? [] : [[FiberRef.currentLoggers, [[id, refs.loggers]]]] as const),
-        ...(refs.parentSpan === undefined ? [] : [[FiberRef.currentContext, [[id, context]]]] as const)
-      ]
-    })
-  const runFork = Runtime.runFork(runtime)
-  const clock = Context.get(FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices), Clock.Clock)
-  return {
-    fork: (effect) => runFork(effect, { updateRefs }),
-    now: () => clock.unsafeCurrentTimeMillis(),
-    traced: FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
-  }
-}
-
 /**
  * `runNow` as an Effect: answers with the run's outcome, or `deadline_exceeded` once the deadline and its grace have
  * passed while the work goes on. The run's Effects run under the caller's span and log with its loggers and request
- * id, in fibers of their own (each set as it is made, not by `Effect.locally` and `withParentSpan` around its work:
- * each of those is an uninterruptible acquire-use-release of some twenty steps of the runtime).
+ * id, in fibers of their own (`runFibers`, RunFibers.ts).
  */
 export const executeRun = (
   context: RunContext,

@@ -20,13 +20,13 @@ import { ModelProvider } from "../providers/ModelProvider.js"
 import {
   executeRun,
   type RunContext,
-  type RunFibers,
   runNow,
   type RunOutcome,
   type RunRequestShape,
   type RunTiming,
   type WorkError
 } from "./RunExecution.js"
+import type { RunFibers } from "./RunFibers.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
 import { type RunListStart, RunsRepo } from "./RunsRepo.js"
 import { clampRunListLimit, parseRunId, type RunListPageView, runListPageView, runView, type RunView } from "./RunView.js"

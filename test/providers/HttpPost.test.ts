@@ -6,7 +6,23 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net"
-import { closeEndpoint, type Endpoint, MAX_RESPONSE_BYTES, openEndpoint, postJson } from "../../src/providers/HttpPost.js"
+import {
+  closeEndpoint,
+  type Endpoint,
+  MAX_RESPONSE_BYTES,
+  openEndpoint,
+  post,
+  type PostFailure,
+  type PostResponse
+} from "../../src/providers/HttpPost.js"
+
+/** `post` as an Effect, as the provider's attempt runs it: interrupting it ends the request. */
+const postJson = (endpoint: Endpoint, body: string, timeoutMs: number): Effect.Effect<PostResponse, PostFailure> =>
+  Effect.async<PostResponse, PostFailure>((resume) => {
+    const abort = post(endpoint, body, timeoutMs, (result) =>
+      resume(result._tag === "Response" ? Effect.succeed(result.response) : Effect.fail(result)))
+    return Effect.sync(abort)
+  })
 
 /** What a raw server saw: each request's head and body, and each connection it accepted and saw closed. */
 interface Seen {

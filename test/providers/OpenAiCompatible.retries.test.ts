@@ -7,7 +7,6 @@ import type { ModelCall } from "../../src/providers/ModelProvider.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { choiceRead as read, readThroughUpstream as readThrough, type ReadWay } from "../support/UpstreamProvider.js"
 
-
 const shape = (calls: ReadonlyArray<ModelCall>) =>
   calls.map(({ at: _at, ...call }) => call)
 

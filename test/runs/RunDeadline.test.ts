@@ -15,11 +15,11 @@ import type { ModelProvider } from "../../src/providers/ModelProvider.js"
 import {
   DeadlineGraceMs,
   type RunContext,
-  runFibers,
   runNow,
   type RunOutcome,
   type WorkError
 } from "../../src/runs/RunExecution.js"
+import { runFibers } from "../../src/runs/RunFibers.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
 import { oneQuestion } from "../support/Runs.js"
 
