@@ -3,9 +3,9 @@
  * scheme is case-insensitive, and no header, another scheme or an empty token is `401 missing_credentials`
  * (HttpApi's own bearer decoding does not check the scheme). 401s carry no `WWW-Authenticate`.
  */
-import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { Authentication } from "../../schema/Auth.js"
+import { HttpServerRequest } from "effect/http"
+import { Actor, Authentication } from "../../schema/Auth.js"
 import { MissingCredentials } from "../../schema/Errors.js"
 import { CredentialVerifier } from "./CredentialVerifier.js"
 import { annotateSpan } from "../telemetry/Spans.js"
@@ -24,7 +24,7 @@ export const bearerToken = (header: string | undefined): string | undefined => {
 const missing = () => new MissingCredentials({ message: "send Authorization: Bearer <API key or session token>" })
 
 /** The caller of a request with this `Authorization` header, through the credential verifier. */
-export const authenticate = (verifier: CredentialVerifier["Type"], header: string | undefined) =>
+export const authenticate = (verifier: CredentialVerifier["Service"], header: string | undefined) =>
   Effect.gen(function*() {
     const token = bearerToken(header)
     if (token === undefined) return yield* missing()
@@ -33,11 +33,17 @@ export const authenticate = (verifier: CredentialVerifier["Type"], header: strin
     return actor
   })
 
-/** Authentication through the credential verifier. */
+/** Authentication through the credential verifier: the handler runs with the caller as its `Actor`. */
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(CredentialVerifier, (verifier) => ({
-    bearer: () =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => authenticate(verifier, request.headers["authorization"]))
-  }))
+  Effect.map(CredentialVerifier, (verifier) =>
+    Authentication.of({
+      bearer: (handler) =>
+        HttpServerRequest.HttpServerRequest.use((request) =>
+          Effect.flatMap(
+            authenticate(verifier, request.headers["authorization"]),
+            (actor) => Effect.provideService(handler, Actor, actor)
+          )
+        )
+    }))
 )

@@ -162,7 +162,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Authenticates credentials. */
-export class CredentialVerifier extends Context.Tag("CredentialVerifier")<CredentialVerifier, CredentialVerifierService>() {
+export class CredentialVerifier extends Context.Service<CredentialVerifier, CredentialVerifierService>()("CredentialVerifier") {
   /** The verifier over the key and member lookups (KeyCredentials, MemberRoles) and the session trust keys. */
   static readonly layer = Layer.effect(CredentialVerifier, make)
 }

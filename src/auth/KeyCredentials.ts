@@ -34,4 +34,4 @@ export interface KeyCredentialsService {
 }
 
 /** The keys authentication verifies against. */
-export class KeyCredentials extends Context.Tag("KeyCredentials")<KeyCredentials, KeyCredentialsService>() {}
+export class KeyCredentials extends Context.Service<KeyCredentials, KeyCredentialsService>()("KeyCredentials") {}

@@ -5,7 +5,7 @@
  * key is revoked, its pending use is written (`flushKey`, which also waits for a write under way), so the revoked
  * key's representation is final and an idempotent revocation returns it unchanged.
  */
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
 import { KeyCredentials, type KeyUse } from "./KeyCredentials.js"
 
 const RefreshMs = 60_000
@@ -26,12 +26,12 @@ const make = Effect.gen(function*() {
   let pending = new Map<string, Date>()
 
   // One write at a time, so waiting for the lock also waits for a write under way.
-  const lock = yield* Effect.makeSemaphore(1)
+  const lock = yield* Semaphore.make(1)
 
   const write = (uses: ReadonlyArray<KeyUse>) =>
     keys.recordUses(uses).pipe(
       Effect.tap(() => Effect.sync(() => uses.forEach((use) => written.set(use.keyId, use.at.getTime())))),
-      Effect.catchAll((error) => Effect.logWarning("could not record key use", error))
+      Effect.catch((error) => Effect.logWarning("could not record key use", error))
     )
 
   const flush = lock.withPermits(1)(Effect.suspend(() => {
@@ -64,7 +64,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Batched `last_used_at` writes. */
-export class LastUsed extends Context.Tag("LastUsed")<LastUsed, LastUsedService>() {
+export class LastUsed extends Context.Service<LastUsed, LastUsedService>()("LastUsed") {
   /** The recorder with its background flush. */
-  static readonly layer = Layer.scoped(LastUsed, make)
+  static readonly layer = Layer.effect(LastUsed, make)
 }

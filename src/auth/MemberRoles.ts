@@ -14,4 +14,4 @@ export interface MemberRolesService {
 }
 
 /** The roles of members, by organization and user. */
-export class MemberRoles extends Context.Tag("MemberRoles")<MemberRoles, MemberRolesService>() {}
+export class MemberRoles extends Context.Service<MemberRoles, MemberRolesService>()("MemberRoles") {}

@@ -20,4 +20,4 @@ export const checkScope = <E>(scope: Scope, decodes: Effect.Effect<void, E>): Ef
   Effect.flatMap(Actor, (actor) =>
     actor.scopes.has(scope)
       ? Effect.void
-      : Effect.zipRight(decodes, Effect.fail(new ScopeDenied({ message: `the credential lacks the ${scope} scope` }))))
+      : Effect.andThen(decodes, Effect.fail(new ScopeDenied({ message: `the credential lacks the ${scope} scope` }))))

@@ -133,7 +133,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Verification of console session tokens. */
-export class SessionKeys extends Context.Tag("SessionKeys")<SessionKeys, SessionKeysService>() {
+export class SessionKeys extends Context.Service<SessionKeys, SessionKeysService>()("SessionKeys") {
   /** Trust keys as configured. */
   static readonly layer = Layer.effect(SessionKeys, make)
 }

@@ -43,23 +43,23 @@ const make = Effect.gen(function*() {
       const claim = yield* repo.claimRecharge(organizationId, `rch_${randomBytes(16).toString("hex")}`, RechargeStaleSeconds)
       if (Option.isNone(claim)) return "not_needed" as const
       const { amount_micros, customer_id, payment_method_id, recharge_id } = claim.value
-      const outcome = yield* Effect.either(processor.chargeOffSession({
+      const outcome = yield* Effect.result(processor.chargeOffSession({
         organizationId,
         customerId: customer_id,
         paymentMethodId: payment_method_id,
         amountMicros: amount_micros,
         idempotencyKey: recharge_id
       }))
-      if (outcome._tag === "Left") {
+      if (outcome._tag === "Failure") {
         yield* repo.finishRecharge(organizationId, recharge_id, {
-          reason: `processor_unreachable: ${outcome.left.message}`,
+          reason: `processor_unreachable: ${outcome.failure.message}`,
           coolDownSeconds: UnreachableCoolDownSeconds
         })
         return "failed" as const
       }
-      if (outcome.right.status !== "succeeded") {
+      if (outcome.success.status !== "succeeded") {
         yield* repo.finishRecharge(organizationId, recharge_id, {
-          reason: `${outcome.right.status}: ${outcome.right.reason}`,
+          reason: `${outcome.success.status}: ${outcome.success.reason}`,
           coolDownSeconds: DeclinedCoolDownSeconds
         })
         return "failed" as const
@@ -80,15 +80,15 @@ const make = Effect.gen(function*() {
     recharge,
     afterSettlement: (organizationId, result) =>
       result.rechargeDue
-        ? Effect.asVoid(Effect.forkDaemon(
-          recharge(organizationId).pipe(Effect.catchAll((error) => Effect.logWarning("auto-recharge failed", error)))
+        ? Effect.asVoid(Effect.forkDetach(
+          recharge(organizationId).pipe(Effect.catch((error) => Effect.logWarning("auto-recharge failed", error)))
         ))
         : Effect.void
   })
 })
 
 /** Auto-recharge. */
-export class AutoRecharge extends Context.Tag("AutoRecharge")<AutoRecharge, AutoRechargeService>() {
+export class AutoRecharge extends Context.Service<AutoRecharge, AutoRechargeService>()("AutoRecharge") {
   /** Auto-recharge over billing's storage and the payment processor. */
   static readonly layer = Layer.effect(AutoRecharge, make)
 }

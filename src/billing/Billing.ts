@@ -108,7 +108,7 @@ export interface BillingService {
 }
 
 const processorFailure = (error: { message: string }) =>
-  Effect.zipRight(
+  Effect.andThen(
     Effect.logWarning("payment processor failure", error.message),
     Effect.fail(new NotConfigured({ message: "the payment processor could not be reached; try again shortly" }))
   )
@@ -206,7 +206,7 @@ const checkout = ({ base, processor, repo }: Deps): BillingService["checkout"] =
       successUrl: `${base}/billing/return?checkout_id=${id}&result=paid`,
       cancelUrl: `${base}/billing/return?checkout_id=${id}&result=cancelled`,
       expiresAt
-    }).pipe(Effect.catchAll(processorFailure))
+    }).pipe(Effect.catch(processorFailure))
     yield* repo.setCheckoutSession(id, session.processorRef, session.url)
     return { checkout_id: id, checkout_url: session.url, amount_micros: amountMicros, expires_at: formatTimestamp(expiresAt) }
   })
@@ -220,7 +220,7 @@ const portal = ({ base, processor, repo }: Deps): BillingService["portal"] => (o
       customerId: settings.processor_customer_id,
       customerEmail: email,
       returnUrl: base
-    }).pipe(Effect.catchAll(processorFailure))
+    }).pipe(Effect.catch(processorFailure))
     if (portal.customerId !== null && portal.customerId !== settings.processor_customer_id) {
       yield* repo.saveCustomer(organizationId, portal.customerId, null)
     }
@@ -278,7 +278,7 @@ const make = Effect.gen(function*() {
 })
 
 /** The billing service. */
-export class Billing extends Context.Tag("Billing")<Billing, BillingService>() {
+export class Billing extends Context.Service<Billing, BillingService>()("Billing") {
   /** Billing over its repository and the payment processor. */
   static readonly layer = Layer.effect(Billing, make)
 }

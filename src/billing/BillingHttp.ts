@@ -1,6 +1,6 @@
 /** Handlers of the billing group. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
 import { Billing } from "./Billing.js"

@@ -4,8 +4,8 @@
  * Stripe's webhook (verified with `STRIPE_WEBHOOK_SECRET`, each completed checkout credited exactly once). Pages are
  * plain server-rendered HTML with no external assets.
  */
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Option, type Redacted } from "effect"
+import { Effect, Option, type Redacted, Result } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentRequestId } from "../../schema/Errors.js"
 import { AppConfig, type Settings } from "../config/AppConfig.js"
 import { Billing, type BillingService } from "./Billing.js"
@@ -74,7 +74,7 @@ const localCheckout = (pages: Pages, id: string, token: string) =>
     ? Effect.succeed(Option.none<CheckoutRow>())
     : Effect.map(pages.repo.checkout(id), Option.filter((row: CheckoutRow) => row.processor === "local"))
 
-const linkToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+const linkToken = HttpServerRequest.HttpServerRequest.useSync((request) =>
   new URL(request.url, "http://localhost").searchParams.get("token") ?? "")
 
 const renderCheckout = (pages: Pages, row: CheckoutRow, token: string) =>
@@ -131,10 +131,10 @@ const showPortal = (pages: Pages) =>
   Effect.gen(function*() {
     const { params } = yield* HttpRouter.RouteContext
     const verified = verifyPortalToken(params.token ?? "", pages.signingKey, new Date())
-    if (!pages.local || Either.isLeft(verified)) {
-      return notice("Link not valid", Either.isLeft(verified) ? verified.left.message : "This portal link is not valid.", 404)
+    if (!pages.local || Result.isFailure(verified)) {
+      return notice("Link not valid", Result.isFailure(verified) ? verified.failure.message : "This portal link is not valid.", 404)
     }
-    const organizationId = verified.right
+    const organizationId = verified.success
     const [name, settings, transactions, account] = yield* Effect.all([
       organizationName(pages, organizationId),
       pages.repo.settings(organizationId),
@@ -178,15 +178,15 @@ const stripeWebhook = (pages: Pages) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const body = yield* request.text
-    const outcome = yield* Effect.either(pages.billing.handleWebhook(body, request.headers["stripe-signature"]))
-    if (Either.isRight(outcome)) return yield* HttpServerResponse.json(outcome.right)
+    const outcome = yield* Effect.result(pages.billing.handleWebhook(body, request.headers["stripe-signature"]))
+    if (Result.isSuccess(outcome)) return yield* HttpServerResponse.json(outcome.success)
     const requestId = yield* CurrentRequestId
-    const invalid = outcome.left._tag === "InvalidWebhook"
+    const invalid = outcome.failure._tag === "InvalidWebhook"
     return yield* HttpServerResponse.json(
       {
         error: {
           code: invalid ? "invalid_body" : "database_unavailable",
-          message: invalid ? outcome.left.message : "the database is not answering",
+          message: invalid ? outcome.failure.message : "the database is not answering",
           request_id: requestId
         }
       },
@@ -194,8 +194,8 @@ const stripeWebhook = (pages: Pages) =>
     )
   })
 
-/** The routes, registered on the API's router. */
-export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
+/** The routes, registered on the server's router. */
+export const BillingPagesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const pages: Pages = {
@@ -206,10 +206,10 @@ export const BillingPagesLive = HttpApiBuilder.Router.use((router) =>
       signingKey: yield* LocalSigningKey,
       local: config.billingProvider === "local"
     }
-    yield* router.get("/billing/local/checkout/:checkout_id", showCheckout(pages))
-    yield* router.post("/billing/local/checkout/:checkout_id", payCheckout(pages))
-    yield* router.get("/billing/local/portal/:token", showPortal(pages))
-    yield* router.get("/billing/return", checkoutReturn(pages))
-    yield* router.post("/billing/stripe/webhook", stripeWebhook(pages))
+    yield* router.add("GET", "/billing/local/checkout/:checkout_id", showCheckout(pages))
+    yield* router.add("POST", "/billing/local/checkout/:checkout_id", payCheckout(pages))
+    yield* router.add("GET", "/billing/local/portal/:token", showPortal(pages))
+    yield* router.add("GET", "/billing/return", checkoutReturn(pages))
+    yield* router.add("POST", "/billing/stripe/webhook", stripeWebhook(pages))
   })
 )

@@ -6,9 +6,8 @@
  * once, an event handled once, an e-mail address credited once, and one recharge runs at a time per organization.
  * Database failures are mapped here, once (db/Unavailable.ts): the operations fail with `DatabaseUnavailable` only.
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
 import { CreditStore, type CreditStoreService } from "../ledger/CreditStore.js"
@@ -82,7 +81,7 @@ export interface BillingRepoService {
    */
   readonly transaction: <A, E, R>(
     effect: Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R>
+  ) => Effect.Effect<A, Exclude<E, SqlError.SqlError> | DatabaseUnavailable, R>
 }
 
 type Sql = SqlClient.SqlClient
@@ -110,7 +109,7 @@ const settingsOperations = (sql: Sql): Pick<BillingRepoService, "settings" | "se
         (rows) => rows[0]!
       )),
     saveCustomer: (organizationId, customerId, method) =>
-      orUnavailable(Effect.zipRight(
+      orUnavailable(Effect.andThen(
         ensure(organizationId),
         sql`UPDATE billing_settings
           SET processor_customer_id = COALESCE(${customerId}, processor_customer_id),
@@ -139,13 +138,13 @@ const checkoutOperations = (
     orUnavailable(Effect.map(
       sql<CheckoutRow>`SELECT id, organization_id, amount_micros, processor, processor_ref, url, state, expires_at,
         created_at, paid_at FROM checkouts WHERE id = ${id}`,
-      (rows) => Option.fromNullable(rows[0])
+      (rows) => Option.fromNullishOr(rows[0])
     )),
   markPaid: (id) =>
     orUnavailable(Effect.map(
       sql<CheckoutRow>`UPDATE checkouts SET state = 'paid', paid_at = now() WHERE id = ${id} AND state = 'open'
         RETURNING id, organization_id, amount_micros, processor, processor_ref, url, state, expires_at, created_at, paid_at`,
-      (rows) => Option.fromNullable(rows[0])
+      (rows) => Option.fromNullishOr(rows[0])
     )),
   recordEvent: (id, kind) =>
     orUnavailable(Effect.map(
@@ -169,7 +168,7 @@ const rechargeOperations = (sql: Sql): Pick<BillingRepoService, "claimRecharge" 
           AND (s.recharge_retry_after IS NULL OR s.recharge_retry_after < now())
         RETURNING s.recharge_id, s.auto_recharge_amount_micros AS amount_micros,
           s.processor_customer_id AS customer_id, s.payment_method_id`,
-      (rows) => Option.fromNullable(rows[0])
+      (rows) => Option.fromNullishOr(rows[0])
     )),
   finishRecharge: (organizationId, rechargeId, failure) =>
     orUnavailable(
@@ -229,7 +228,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Billing's storage. */
-export class BillingRepo extends Context.Tag("BillingRepo")<BillingRepo, BillingRepoService>() {
+export class BillingRepo extends Context.Service<BillingRepo, BillingRepoService>()("BillingRepo") {
   /** The repository over the SQL client and the credit store. */
   static readonly layer = Layer.effect(BillingRepo, make).pipe(Layer.provide(CreditStore.layer))
 }

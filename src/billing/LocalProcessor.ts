@@ -10,7 +10,7 @@
  * idempotency key returns the first outcome (remembered in memory for the last 10,000 keys), as Stripe's would.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { Clock, Data, Effect, Either, Layer, Redacted } from "effect"
+import { Clock, Data, Effect, Result, Layer, Redacted } from "effect"
 import { InvalidWebhook, PaymentProcessor, ProcessorFailure } from "./PaymentProcessor.js"
 import type { ChargeOutcome, OffSessionCharge } from "./PaymentProcessor.js"
 
@@ -72,13 +72,13 @@ export const verifyPortalToken = (
   token: string,
   key: Redacted.Redacted,
   now: Date
-): Either.Either<string, InvalidPortalToken> => {
+): Result.Result<string, InvalidPortalToken> => {
   const parts = token.split(".")
   const [id, expiry, signature] = parts
   if (
     parts.length !== 3 || id === undefined || expiry === undefined || signature === undefined ||
     !/^[A-Za-z0-9_-]+$/.test(id) || !/^[0-9]{1,12}$/.test(expiry) || !/^[A-Za-z0-9_-]{43}$/.test(signature)
-  ) return Either.left(new InvalidPortalToken({ reason: "malformed", message: "the portal link is malformed" }))
+  ) return Result.fail(new InvalidPortalToken({ reason: "malformed", message: "the portal link is malformed" }))
   const organizationId = Buffer.from(id, "base64url").toString("utf8")
   const expirySeconds = Number(expiry)
   const given = Buffer.from(signature, "base64url")
@@ -88,11 +88,11 @@ export const verifyPortalToken = (
   if (
     Buffer.from(organizationId, "utf8").toString("base64url") !== id || given.toString("base64url") !== signature ||
     given.length !== expected.length || !timingSafeEqual(given, expected)
-  ) return Either.left(new InvalidPortalToken({ reason: "bad_signature", message: "the portal link is not valid" }))
+  ) return Result.fail(new InvalidPortalToken({ reason: "bad_signature", message: "the portal link is not valid" }))
   if (now.getTime() >= expirySeconds * 1000) {
-    return Either.left(new InvalidPortalToken({ reason: "expired", message: "the portal link has expired" }))
+    return Result.fail(new InvalidPortalToken({ reason: "expired", message: "the portal link has expired" }))
   }
-  return Either.right(organizationId)
+  return Result.succeed(organizationId)
 }
 
 const make = (options: LocalProcessorOptions) =>

@@ -14,4 +14,4 @@ export interface OrganizationNamesService {
 }
 
 /** Organization names, for the hosted checkout and portal pages. */
-export class OrganizationNames extends Context.Tag("OrganizationNames")<OrganizationNames, OrganizationNamesService>() {}
+export class OrganizationNames extends Context.Service<OrganizationNames, OrganizationNamesService>()("OrganizationNames") {}

@@ -93,7 +93,7 @@ export class ProcessorFailure extends Data.TaggedError("ProcessorFailure")<{
 export class InvalidWebhook extends Data.TaggedError("InvalidWebhook")<{ readonly message: string }> {}
 
 /** The payment processor billing talks to, `local` or `stripe`. */
-export class PaymentProcessor extends Context.Tag("PaymentProcessor")<PaymentProcessor, {
+export class PaymentProcessor extends Context.Service<PaymentProcessor, {
   /** Which implementation this is. */
   readonly name: "local" | "stripe"
   /** Creates the hosted payment page of a checkout. */
@@ -109,4 +109,4 @@ export class PaymentProcessor extends Context.Tag("PaymentProcessor")<PaymentPro
     rawBody: string,
     signatureHeader: string | undefined
   ) => Effect.Effect<ProcessorEvent, InvalidWebhook>
-}>() {}
+}>()("PaymentProcessor") {}

@@ -10,7 +10,7 @@ import { LocalProcessor } from "./LocalProcessor.js"
 import { StripeProcessor } from "./StripeProcessor.js"
 
 /** The key that signs the local processor's portal links (shared by the processor and the portal page). */
-export class LocalSigningKey extends Context.Tag("LocalSigningKey")<LocalSigningKey, Redacted.Redacted>() {
+export class LocalSigningKey extends Context.Service<LocalSigningKey, Redacted.Redacted>()("LocalSigningKey") {
   /** `LOCAL_BILLING_SIGNING_KEY`, or a random key for the life of the process. */
   static readonly layer = Layer.effect(
     LocalSigningKey,
@@ -24,7 +24,7 @@ export class LocalSigningKey extends Context.Tag("LocalSigningKey")<LocalSigning
  * development install) it is the default; on PostgreSQL (a deployment) it runs only when `BILLING_PROVIDER=local` is
  * set explicitly, and then with a warning at every start.
  */
-const checkLocalOnPostgres = (config: AppConfig["Type"]) =>
+const checkLocalOnPostgres = (config: AppConfig["Service"]) =>
   Option.isNone(config.databaseUrl)
     ? Effect.void
     : config.billingProviderChosen
@@ -32,14 +32,16 @@ const checkLocalOnPostgres = (config: AppConfig["Type"]) =>
       "BILLING_PROVIDER=local on PostgreSQL: the local payment processor adds credit without any payment to whoever " +
         "opens a checkout link; it is for development and demos. Use BILLING_PROVIDER=stripe in production."
     )
-    : Effect.dieMessage(
-      "BILLING_PROVIDER is not set: on PostgreSQL choose the payment processor explicitly, BILLING_PROVIDER=stripe " +
-        "(with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET), or BILLING_PROVIDER=local for a development deployment " +
-        "(its checkout page adds credit without payment)"
+    : Effect.die(
+      new Error(
+        "BILLING_PROVIDER is not set: on PostgreSQL choose the payment processor explicitly, BILLING_PROVIDER=stripe " +
+          "(with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET), or BILLING_PROVIDER=local for a development deployment " +
+          "(its checkout page adds credit without payment)"
+      )
     )
 
 /** The configured processor. */
-export const PaymentProcessorLive = Layer.unwrapEffect(
+export const PaymentProcessorLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     if (config.billingProvider === "local") {

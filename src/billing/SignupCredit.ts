@@ -37,7 +37,7 @@ export interface SignupCreditService {
 }
 
 /** The sign-up credit. */
-export class SignupCredit extends Context.Tag("SignupCredit")<SignupCredit, SignupCreditService>() {
+export class SignupCredit extends Context.Service<SignupCredit, SignupCreditService>()("SignupCredit") {
   /** The sign-up credit over billing's storage. */
   static readonly layer = Layer.effect(
     SignupCredit,

@@ -80,7 +80,7 @@ const call = <A>(operation: string, request: () => Promise<A>) =>
 const paymentMethodOf = ({ stripe }: Transport, paymentIntentId: string): Effect.Effect<string | null> =>
   call("payment intent", () => stripe.paymentIntents.retrieve(paymentIntentId)).pipe(
     Effect.map((intent) => idOf(intent.payment_method)),
-    Effect.catchAll((failure) =>
+    Effect.catch((failure) =>
       Effect.as(Effect.logWarning("paid checkout reported without its payment method", paymentIntentId, failure.message), null)
     )
   )
@@ -93,7 +93,7 @@ const createCustomer = ({ stripe }: Transport, request: PortalRequest) => {
 const createCheckout = ({ currency, stripe }: Transport, request: CheckoutRequest) =>
   Effect.gen(function*() {
     const nowMs = yield* Clock.currentTimeMillis
-    const { idempotencyKey, params } = yield* checkoutParams(request, { currency, nowMs })
+    const { idempotencyKey, params } = yield* Effect.fromResult(checkoutParams(request, { currency, nowMs }))
     const session = yield* call("checkout session", () => stripe.checkout.sessions.create(params, { idempotencyKey }))
     if (session.url === null) {
       return yield* failureOf("checkout session", new Error(`session ${session.id} has no hosted url`))
@@ -117,14 +117,14 @@ const createPortal = (transport: Transport, request: PortalRequest) =>
 
 const chargeOffSession = ({ currency, stripe }: Transport, charge: OffSessionCharge) =>
   Effect.gen(function*() {
-    const { idempotencyKey, params } = yield* offSessionParams(charge, currency)
-    const answer = yield* Effect.either(Effect.tryPromise({
+    const { idempotencyKey, params } = yield* Effect.fromResult(offSessionParams(charge, currency))
+    const answer = yield* Effect.result(Effect.tryPromise({
       try: () => stripe.paymentIntents.create(params, { idempotencyKey }),
       catch: (error) => error
     }))
-    const outcome: ChargeOutcome = answer._tag === "Right"
-      ? yield* outcomeOfIntent(answer.right)
-      : yield* outcomeOfError(answer.left)
+    const outcome: ChargeOutcome = answer._tag === "Success"
+      ? yield* Effect.fromResult(outcomeOfIntent(answer.success))
+      : yield* Effect.fromResult(outcomeOfError(answer.failure))
     yield* annotateSpan({ "billing.charge_status": outcome.status })
     return outcome
   }).pipe(Effect.withSpan("StripeProcessor.chargeOffSession", {

@@ -6,7 +6,7 @@
  * `metadata.checkout_id`); a paid session that is not ours, lacks an amount or is in another currency is `ignored`.
  */
 import { createHash } from "node:crypto"
-import { Either } from "effect"
+import { Result } from "effect"
 import Stripe from "stripe"
 import { ProcessorFailure } from "./PaymentProcessor.js"
 import type { ChargeOutcome, CheckoutRequest, OffSessionCharge, PortalRequest, ProcessorEvent } from "./PaymentProcessor.js"
@@ -39,10 +39,10 @@ export interface TranslatedEvent {
 }
 
 /** The amount in cents, refusing anything that is not a positive whole number of cents. */
-export const centsOf = (amountMicros: number): Either.Either<number, ProcessorFailure> =>
+export const centsOf = (amountMicros: number): Result.Result<number, ProcessorFailure> =>
   Number.isSafeInteger(amountMicros) && amountMicros > 0 && amountMicros % MICROS_PER_CENT === 0
-    ? Either.right(amountMicros / MICROS_PER_CENT)
-    : Either.left(new ProcessorFailure({ message: `${amountMicros} micro-USD is not a positive whole number of cents` }))
+    ? Result.succeed(amountMicros / MICROS_PER_CENT)
+    : Result.fail(new ProcessorFailure({ message: `${amountMicros} micro-USD is not a positive whole number of cents` }))
 
 /**
  * The session's `expires_at` in Unix seconds: the caller's expiry clamped into Stripe's window. A checkout asked to
@@ -61,8 +61,8 @@ const dollars = (cents: number): string => `$${Math.floor(cents / 100)}.${String
 export const checkoutParams = (
   request: CheckoutRequest,
   options: { readonly currency: string; readonly nowMs: number }
-): Either.Either<Keyed<Stripe.Checkout.SessionCreateParams>, ProcessorFailure> =>
-  Either.map(centsOf(request.amountMicros), (cents) => {
+): Result.Result<Keyed<Stripe.Checkout.SessionCreateParams>, ProcessorFailure> =>
+  Result.map(centsOf(request.amountMicros), (cents) => {
     const metadata = { checkout_id: request.checkoutId, organization_id: request.organizationId }
     const customer: Stripe.Checkout.SessionCreateParams = request.customerId !== null
       ? { customer: request.customerId }
@@ -119,8 +119,8 @@ export const portalParams = (customerId: string, returnUrl: string): Stripe.Bill
 export const offSessionParams = (
   charge: OffSessionCharge,
   currency: string
-): Either.Either<Keyed<Stripe.PaymentIntentCreateParams>, ProcessorFailure> =>
-  Either.map(centsOf(charge.amountMicros), (cents) => ({
+): Result.Result<Keyed<Stripe.PaymentIntentCreateParams>, ProcessorFailure> =>
+  Result.map(centsOf(charge.amountMicros), (cents) => ({
     idempotencyKey: charge.idempotencyKey,
     params: {
       amount: cents,
@@ -148,18 +148,18 @@ export const failureOf = (operation: string, error: unknown): ProcessorFailure =
  * The outcome of a PaymentIntent Stripe answered with 200. `processing` is a ProcessorFailure, not `failed`: the
  * money may still arrive, so nothing final may be recorded (cards do not normally pass through it).
  */
-export const outcomeOfIntent = (intent: Stripe.PaymentIntent): Either.Either<ChargeOutcome, ProcessorFailure> => {
+export const outcomeOfIntent = (intent: Stripe.PaymentIntent): Result.Result<ChargeOutcome, ProcessorFailure> => {
   switch (intent.status) {
     case "succeeded":
-      return Either.right({ status: "succeeded", processorRef: intent.id })
+      return Result.succeed({ status: "succeeded", processorRef: intent.id })
     case "requires_action":
-      return Either.right({ status: "requires_action", processorRef: intent.id, reason: "authentication_required" })
+      return Result.succeed({ status: "requires_action", processorRef: intent.id, reason: "authentication_required" })
     case "processing":
-      return Either.left(new ProcessorFailure({ message: `payment intent ${intent.id} is still processing` }))
+      return Result.fail(new ProcessorFailure({ message: `payment intent ${intent.id} is still processing` }))
     default: {
       const error = intent.last_payment_error
       const reason = error?.decline_code ?? error?.code ?? `payment intent ${intent.status}`
-      return Either.right({ status: "failed", processorRef: intent.id, reason })
+      return Result.succeed({ status: "failed", processorRef: intent.id, reason })
     }
   }
 }
@@ -170,7 +170,7 @@ export const outcomeOfIntent = (intent: Stripe.PaymentIntent): Either.Either<Cha
  * code; an invalid request (400/404: a detached card, a deleted customer) is `failed` too, since resending it cannot
  * succeed. Authentication, permission, rate-limit, idempotency, API (5xx) and connection errors are ProcessorFailures.
  */
-export const outcomeOfError = (error: unknown): Either.Either<ChargeOutcome, ProcessorFailure> => {
+export const outcomeOfError = (error: unknown): Result.Result<ChargeOutcome, ProcessorFailure> => {
   if (error instanceof Stripe.errors.StripeCardError) {
     const intent = error.payment_intent
     const processorRef = intent?.id ?? null
@@ -178,19 +178,19 @@ export const outcomeOfError = (error: unknown): Either.Either<ChargeOutcome, Pro
       error.code === "authentication_required" || error.decline_code === "authentication_required" ||
       intent?.status === "requires_action"
     ) {
-      return Either.right({ status: "requires_action", processorRef, reason: "authentication_required" })
+      return Result.succeed({ status: "requires_action", processorRef, reason: "authentication_required" })
     }
     const reason = error.decline_code !== "" ? error.decline_code : error.code ?? "card_declined"
-    return Either.right({ status: "failed", processorRef, reason })
+    return Result.succeed({ status: "failed", processorRef, reason })
   }
   if (error instanceof Stripe.errors.StripeInvalidRequestError) {
-    return Either.right({
+    return Result.succeed({
       status: "failed",
       processorRef: error.payment_intent?.id ?? null,
       reason: `invalid_request: ${error.code ?? error.message}`
     })
   }
-  return Either.left(failureOf("off-session payment intent", error))
+  return Result.fail(failureOf("off-session payment intent", error))
 }
 
 /** The id of an expandable field (a bare id, an expanded object, or null). */

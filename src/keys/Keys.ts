@@ -312,7 +312,7 @@ const make = Effect.gen(function*() {
 })
 
 /** The keys service. */
-export class Keys extends Context.Tag("Keys")<Keys, KeysService>() {
+export class Keys extends Context.Service<Keys, KeysService>()("Keys") {
   /** Keys over their repository and the credential verifier. */
   static readonly layer = Layer.effect(Keys, make)
 }

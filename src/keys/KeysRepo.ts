@@ -3,8 +3,8 @@
  * access is scoped to one organization, so another organization's key is indistinguishable from an unknown one.
  * Its layer also provides authentication's port over the table (`KeyCredentials`).
  */
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Principal } from "../../schema/Auth.js"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import type { Scope } from "../../schema/Scope.js"
@@ -149,7 +149,7 @@ const revokeKey = (sql: SqlClient.SqlClient): KeysRepoService["revoke"] => (orga
             AND NOT EXISTS (SELECT 1 FROM revoked)
         )
         ${sql.literal(viewOf("a"))}`,
-      (rows) => Option.fromNullable(rows[0])
+      (rows) => Option.fromNullishOr(rows[0])
     )
   )
 
@@ -169,7 +169,7 @@ const rotateKey = (sql: SqlClient.SqlClient): KeysRepoService["rotate"] => (orga
           `SELECT ${keyColumns("a")},`,
           `SELECT ${keyColumns("a").replace("a.secret_prefix", "r.secret_prefix")}, r.previous_hash,`
         ))}`,
-      (rows) => Option.fromNullable(rows[0])
+      (rows) => Option.fromNullishOr(rows[0])
     )
   )
 
@@ -206,7 +206,7 @@ const make = Effect.gen(function*() {
       orUnavailable(
         Effect.map(
           sql<KeyRow>`SELECT ${cols} FROM api_keys a WHERE secret_sha256 = ${hash}`,
-          (rows) => Option.fromNullable(rows[0])
+          (rows) => Option.fromNullishOr(rows[0])
         )
       ),
     list: (organizationId) =>
@@ -217,7 +217,7 @@ const make = Effect.gen(function*() {
       orUnavailable(
         Effect.map(
           sql<KeyAccountRow>`${view} WHERE a.organization_id = ${organizationId} AND a.id = ${keyId}`,
-          (rows) => Option.fromNullable(rows[0])
+          (rows) => Option.fromNullishOr(rows[0])
         )
       ),
     insert: insertKey(sql),
@@ -228,7 +228,7 @@ const make = Effect.gen(function*() {
       orUnavailable(
         Effect.map(
           sql<{ secret_sha256: Buffer }>`SELECT secret_sha256 FROM api_keys WHERE id = ${keyId}`,
-          (rows) => Option.fromNullable(rows[0]?.secret_sha256)
+          (rows) => Option.fromNullishOr(rows[0]?.secret_sha256)
         )
       ),
     touch: (uses) =>
@@ -245,7 +245,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Storage of API keys. */
-export class KeysRepo extends Context.Tag("KeysRepo")<KeysRepo, KeysRepoService>() {
+export class KeysRepo extends Context.Service<KeysRepo, KeysRepoService>()("KeysRepo") {
   /** The repository over the SQL client, with authentication's `KeyCredentials` over it. */
   static readonly layer = Layer.effect(
     KeyCredentials,

@@ -140,7 +140,7 @@ const make = Effect.gen(function*() {
 })
 
 /** The organizations service. */
-export class Organizations extends Context.Tag("Organizations")<Organizations, OrganizationsService>() {
+export class Organizations extends Context.Service<Organizations, OrganizationsService>()("Organizations") {
   /** Organizations over their repository, the keys service, the credit store and the sign-up credit. */
   static readonly layer = Layer.effect(Organizations, make)
 }

@@ -3,9 +3,8 @@
  * folders read them through: authentication's `MemberRoles` and billing's `OrganizationNames`. Database failures
  * are mapped here, once (db/Unavailable.ts), also at the edge of the transaction that creates an organization.
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { MemberRoles } from "../auth/MemberRoles.js"
 import { OrganizationNames } from "../billing/OrganizationNames.js"
@@ -57,7 +56,7 @@ export interface OrganizationsRepoService {
    */
   readonly transaction: <A, E, R>(
     effect: Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R>
+  ) => Effect.Effect<A, Exclude<E, SqlError.SqlError> | DatabaseUnavailable, R>
 }
 
 const make = Effect.gen(function*() {
@@ -72,7 +71,7 @@ const make = Effect.gen(function*() {
       orUnavailable(
         Effect.map(
           sql<OrganizationRow>`SELECT id, name, billing_enabled, created_at FROM organizations WHERE id = ${id}`,
-          (rows) => Option.fromNullable(rows[0])
+          (rows) => Option.fromNullishOr(rows[0])
         )
       ),
     anyOrganization: orUnavailable(
@@ -95,7 +94,7 @@ const make = Effect.gen(function*() {
         Effect.map(
           sql<MemberRow>`SELECT organization_id, user_id, email, email_verified, role FROM members
             WHERE organization_id = ${organizationId} AND user_id = ${userId}`,
-          (rows) => Option.fromNullable(rows[0])
+          (rows) => Option.fromNullishOr(rows[0])
         )
       ),
     transaction: (effect) => transactionOrUnavailable(sql, effect)
@@ -103,7 +102,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Storage of organizations and their members. */
-export class OrganizationsRepo extends Context.Tag("OrganizationsRepo")<OrganizationsRepo, OrganizationsRepoService>() {
+export class OrganizationsRepo extends Context.Service<OrganizationsRepo, OrganizationsRepoService>()("OrganizationsRepo") {
   /** The repository over the SQL client, with the ports over it: `MemberRoles` and `OrganizationNames`. */
   static readonly layer = Layer.effectContext(
     Effect.map(OrganizationsRepo, (repo) =>

@@ -5,7 +5,7 @@
  * belongs to a reasoning model whose whole-suite count is missing (data README, section 3), so a null takes the
  * median of the reasoning models. Loading fails with a message naming the file, the model and the field.
  */
-import { Data, Effect, Either } from "effect"
+import { Data, Effect, Result } from "effect"
 import { CatalogFile, type CatalogModelEntry } from "./CatalogSchema.js"
 import {
   benchmarkMeans,
@@ -113,9 +113,9 @@ export const buildCatalog = (file: CatalogFile): Catalog => {
 
 /** Decodes, checks and builds a catalog from parsed JSON; `file` names the source in messages. */
 export const parseCatalog = (file: string, json: unknown): Effect.Effect<Catalog, CatalogInvalid> =>
-  Either.match(decodeDataFile(CatalogFile, file, json, MODELS), {
-    onLeft: (message) => Effect.fail(new CatalogInvalid({ message })),
-    onRight: (decoded) => {
+  Result.match(decodeDataFile(CatalogFile, file, json, MODELS), {
+    onFailure: (message) => Effect.fail(new CatalogInvalid({ message })),
+    onSuccess: (decoded) => {
       const issues = catalogIssues(file, json, decoded)
       return issues.length > 0
         ? Effect.fail(new CatalogInvalid({ message: joinIssues(issues) }))

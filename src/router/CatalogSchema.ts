@@ -6,24 +6,24 @@
  */
 import { Schema } from "effect"
 import { CatalogModel } from "../../schema/RouterResponses.js"
+import { ArrayOf, Between, IntAtLeast, NonEmptyString, NonNegative, NonNegativeInt, Positive } from "./DataFile.js"
 
-const Price = Schema.Number.pipe(Schema.nonNegative())
-const Normalized = Schema.Number.pipe(Schema.between(0, 1))
+const Normalized = Between(0, 1)
 
 /** One benchmark of the catalog's top-level `benchmarks` list (its id and display name). */
 export const CatalogBenchmark = Schema.Struct({
-  id: Schema.NonEmptyString,
+  id: NonEmptyString,
   name: Schema.String
-}).annotations({ identifier: "a benchmark object" })
+}).annotate({ identifier: "a benchmark object" })
 
 /** One of a model's three best benchmark placements, as the catalog route shows it. */
 const ModelHighlight = Schema.Struct({
   benchmark: Schema.String,
   name: Schema.String,
   value: Schema.Number,
-  rank: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  of: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
-}).annotations({ identifier: "a highlight object" })
+  rank: IntAtLeast(1),
+  of: IntAtLeast(1)
+}).annotate({ identifier: "a highlight object" })
 
 /** The nine score axes of a model entry; an axis with no benchmark for the model is null. */
 const ModelScores = Schema.Struct({
@@ -36,7 +36,7 @@ const ModelScores = Schema.Struct({
   long_context: Schema.NullOr(Schema.Number),
   instruction_following: Schema.NullOr(Schema.Number),
   multilingual: Schema.NullOr(Schema.Number)
-}).annotations({ identifier: "a scores object" })
+}).annotate({ identifier: "a scores object" })
 
 /**
  * One model configuration of the catalog, with prices in USD per million tokens: the fields the catalog route
@@ -44,20 +44,20 @@ const ModelScores = Schema.Struct({
  */
 export const CatalogModelEntry = Schema.Struct({
   ...CatalogModel.fields,
-  id: Schema.NonEmptyString,
-  provider: Schema.NonEmptyString,
-  context_tokens: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
-  price_input_per_mtok: Price,
-  price_output_per_mtok: Price,
-  blended_price_per_mtok: Price,
-  reasoning_token_factor: Schema.NullOr(Schema.Number.pipe(Schema.positive())),
+  id: NonEmptyString,
+  provider: NonEmptyString,
+  context_tokens: IntAtLeast(1),
+  price_input_per_mtok: NonNegative,
+  price_output_per_mtok: NonNegative,
+  blended_price_per_mtok: NonNegative,
+  reasoning_token_factor: Schema.NullOr(Positive),
   scores: ModelScores,
   highlights: Schema.Array(ModelHighlight),
-  benchmarks_measured: Schema.NonNegativeInt,
-  output_tokens_per_s: Schema.NullOr(Schema.Number.pipe(Schema.positive())),
-  ttft_ms: Schema.NullOr(Schema.Number.pipe(Schema.nonNegative())),
-  benchmarks_normalized: Schema.Record({ key: Schema.String, value: Schema.NullOr(Normalized) })
-}).annotations({ identifier: "a model object" })
+  benchmarks_measured: NonNegativeInt,
+  output_tokens_per_s: Schema.NullOr(Positive),
+  ttft_ms: Schema.NullOr(NonNegative),
+  benchmarks_normalized: Schema.Record(Schema.String, Schema.NullOr(Normalized))
+}).annotate({ identifier: "a model object" })
 
 /** A decoded model entry. */
 export type CatalogModelEntry = typeof CatalogModelEntry.Type
@@ -70,9 +70,9 @@ export const CatalogFile = Schema.Struct({
   domains: Schema.Array(Schema.String),
   task_types: Schema.Array(Schema.String),
   policies: Schema.Array(Schema.String),
-  benchmarks: Schema.Array(CatalogBenchmark).pipe(Schema.minItems(1)),
-  models: Schema.Array(CatalogModelEntry).pipe(Schema.minItems(1))
-}).annotations({ identifier: "a catalog object" })
+  benchmarks: ArrayOf(CatalogBenchmark, 1),
+  models: ArrayOf(CatalogModelEntry, 1)
+}).annotate({ identifier: "a catalog object" })
 
 /** A decoded catalog file. */
 export type CatalogFile = typeof CatalogFile.Type

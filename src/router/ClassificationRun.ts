@@ -6,7 +6,7 @@
  * "P(family) >= 5%", so the engine reads it only for the families that reach the floor, after the family question;
  * it is read `alone` (its instructions already name the family). Each read makes one output token.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import type { InputTooLarge } from "../../schema/Errors.js"
 import type { Question } from "../../schema/RunsApi.js"
 import {
@@ -37,7 +37,7 @@ const FAMILY = "family"
 const DIFFICULTY = "difficulty"
 const TASK_TYPE_PREFIX = taskTypeQuestionName("")
 
-const compile = (taxonomy: Taxonomy, fixed: FixedTask): Either.Either<InternalQuestionSet, string> => {
+const compile = (taxonomy: Taxonomy, fixed: FixedTask): Result.Result<InternalQuestionSet, string> => {
   const set = classificationQuestions(taxonomy, fixed)
   const families = Object.keys(set.taskTypes)
   const questions: Record<string, typeof Question.Type> = {
@@ -52,19 +52,19 @@ const compile = (taxonomy: Taxonomy, fixed: FixedTask): Either.Either<InternalQu
     alternative: family,
     min: TASK_TYPE_FLOOR - PROBABILITY_TOLERANCE
   }]]))
-  return Either.mapLeft(compileInternalQuestions(questions, { internalConditions }), (error) => error.message)
+  return Result.mapError(compileInternalQuestions(questions, { internalConditions }), (error) => error.message)
 }
 
 /** Compiles both question sets for a taxonomy; the failure names the rule a question broke. */
-export const compileClassification = (taxonomy: Taxonomy): Either.Either<ClassificationPlans, string> =>
+export const compileClassification = (taxonomy: Taxonomy): Result.Result<ClassificationPlans, string> =>
   // Any fixed domain gives the same questions (no family or task-type question), so the first one stands for all.
-  Either.all({ classified: compile(taxonomy, {}), fixed: compile(taxonomy, { domain: taxonomy.families[0] }) })
+  Result.all({ classified: compile(taxonomy, {}), fixed: compile(taxonomy, { domain: taxonomy.families[0] }) })
 
 /** The decision run that classifies a task: its excerpt against the question set the request needs. */
 export const classificationSpec = (
   plans: ClassificationPlans,
   request: { readonly text: string; readonly fixed: FixedTask; readonly digest: string }
-): Either.Either<RunSpec, InputTooLarge> => {
+): Result.Result<RunSpec, InputTooLarge> => {
   const isFixed = request.fixed.taskType !== undefined || request.fixed.domain !== undefined
   return internalDecisionSpec(isFixed ? plans.fixed : plans.classified, promptExcerpt(request.text), request.digest)
 }

@@ -3,7 +3,7 @@
  * an operator as `file: model "id": field "a.b[0]": message`: the file as given, the item of the file's main list
  * (a model, a task type) named by its id, and the field path inside it.
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Formatter, Result, Schema, SchemaIssue } from "effect"
 import { readFileSync } from "node:fs"
 
 /** Names the list of a data file whose items are reported by id, e.g. `{ list: "models", noun: "model" }`. */
@@ -54,6 +54,36 @@ export const joinIssues = (issues: ReadonlyArray<string>): string => {
   return more > 0 ? `${shown}; and ${more} more problem${more === 1 ? "" : "s"}` : shown
 }
 
+/** A number of at least 0; its failure reads `Expected a non-negative number, actual -1`. */
+export const NonNegative = Schema.Number.check(Schema.isGreaterThanOrEqualTo(0, { expected: "a non-negative number" }))
+
+/** A whole number of at least 0. */
+export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0, { expected: "a non-negative number" }))
+
+/** A number above 0. */
+export const Positive = Schema.Number.check(Schema.isGreaterThan(0, { expected: "a positive number" }))
+
+/** A whole number of at least `minimum`. */
+export const IntAtLeast = (minimum: number) =>
+  Schema.Int.check(Schema.isGreaterThanOrEqualTo(minimum, { expected: `a number greater than or equal to ${minimum}` }))
+
+/** A number from `minimum` to `maximum`, both included. */
+export const Between = (minimum: number, maximum: number) =>
+  Schema.Number.check(Schema.isBetween({ minimum, maximum }, { expected: `a number between ${minimum} and ${maximum}` }))
+
+/** A string of at least one character. */
+export const NonEmptyString = Schema.String.check(Schema.isMinLength(1, { expected: "a non empty string" }))
+
+/** A list of `item` with at least `minimum` items and, when given, at most `maximum`. */
+export const ArrayOf = <S extends Schema.Top>(item: S, minimum: number, maximum?: number) => {
+  const atLeast = Schema.Array(item).check(
+    Schema.isMinLength(minimum, { expected: `an array of at least ${minimum} item(s)` })
+  )
+  return maximum === undefined
+    ? atLeast
+    : atLeast.check(Schema.isMaxLength(maximum, { expected: `an array of at most ${maximum} item(s)` }))
+}
+
 /** Reads and parses a JSON file; the failure is a message naming the file. */
 export const readJsonFile = (file: string): Effect.Effect<unknown, string> =>
   Effect.try({
@@ -68,21 +98,39 @@ export const readJsonFile = (file: string): Effect.Effect<unknown, string> =>
     )
   )
 
+/**
+ * The message of a failed check: its own `message`, else `Expected <its expected annotation>, actual <input>`, as in
+ * `Expected a positive number, actual 0`.
+ */
+const checkMessage = (issue: SchemaIssue.Filter): string | undefined => {
+  const message = SchemaIssue.defaultCheckHook(issue)
+  if (message !== undefined) return message
+  const expected = issue.filter.annotations?.expected
+  return typeof expected === "string" ? `Expected ${expected}, actual ${Formatter.format(issue.input)}` : undefined
+}
+
+/** The message of a leaf issue: `is missing`, or `Expected number, actual "x"`. */
+const leafMessage = (issue: SchemaIssue.Leaf): string =>
+  issue._tag === "MissingKey" ? "is missing" : SchemaIssue.defaultLeafHook(issue).replace(/, got /, ", actual ")
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook: leafMessage, checkHook: checkMessage })
+
 /** Decodes a parsed file with `schema`, failing with every located issue (the first one per field). */
-export const decodeDataFile = <A, I>(
-  schema: Schema.Schema<A, I, never>,
+export const decodeDataFile = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
   file: string,
   json: unknown,
   items: ItemList
-): Either.Either<A, string> =>
-  Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "all" })(json), (error) => {
+): Result.Result<S["Type"], string> =>
+  Result.mapError(Schema.decodeUnknownResult(schema)(json, { errors: "all", reportInput: true }), (error) => {
     const seen = new Set<string>()
     const issues: Array<string> = []
-    for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
-      const key = fieldPath(issue.path)
+    for (const issue of formatIssues(error.issue).issues) {
+      const path = (issue.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
+      const key = fieldPath(path)
       if (seen.has(key)) continue
       seen.add(key)
-      issues.push(locateIssue(file, json, items, issue.path, issue.message))
+      issues.push(locateIssue(file, json, items, path, issue.message))
     }
     return joinIssues(issues)
   })

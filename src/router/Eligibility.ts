@@ -5,7 +5,7 @@
  * figures, so it is checked here with the smallest `O` any task type has (latency grows with `O`, so a model too
  * slow for it is too slow for every mix); with a caller-fixed task type or domain `O` is known and the check exact.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { NoEligibleModel } from "../../schema/Errors.js"
 import type { Catalog } from "./Catalog.js"
 import { estimateLatencyMs } from "./Estimates.js"
@@ -37,7 +37,7 @@ export const noEligibleModel = (filtersApplied: ReadonlyArray<FilterApplied>, de
 export const checkEligibility = (
   data: { readonly catalog: Catalog; readonly taxonomy: Taxonomy },
   request: SelectionRequest
-): Either.Either<void, NoEligibleModel> => {
+): Result.Result<void, NoEligibleModel> => {
   const outputTokens = lowestOutputTokens(data.taxonomy, request)
   const { eligible, filtersApplied } = applyFilters(data.catalog.models, {
     filters: request.filters,
@@ -45,5 +45,5 @@ export const checkEligibility = (
     inputTokensEst: request.inputTokensEst,
     latencyMs: (model) => estimateLatencyMs(model, outputTokens)
   })
-  return eligible.length > 0 ? Either.void : Either.left(noEligibleModel(filtersApplied))
+  return eligible.length > 0 ? Result.void : Result.fail(noEligibleModel(filtersApplied))
 }

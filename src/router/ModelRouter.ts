@@ -8,7 +8,7 @@
  * is `409`. Without a key each request gets a fresh internal one: `auto ` + a random uuid (the space keeps it apart
  * from every client key, which is visible ASCII).
  */
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Result, Layer, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ActorShape } from "../../schema/Auth.js"
 import {
@@ -61,7 +61,7 @@ export type SelectError =
   | InputTooLarge
   | IdempotencyConflict
   | DatabaseUnavailable
-  | Exclude<Effect.Effect.Error<ReturnType<RunsService["execute"]>>, NoRouteAvailable>
+  | Exclude<Effect.Error<ReturnType<RunsService["execute"]>>, NoRouteAvailable>
 
 /** The Model Router's operations. */
 export interface ModelRouterService {
@@ -83,25 +83,25 @@ const make = Effect.gen(function*() {
   const data = yield* RouterData
   const runs = yield* Runs
   const repo = yield* RouterRepo
-  const plans = yield* Either.mapLeft(compileClassification(data.taxonomy), (problem) =>
-    new TaxonomyInvalid({ message: `${config.routerTaskTypesPath}: its classification questions are rejected: ${problem}` }))
+  const plans = yield* Effect.fromResult(Result.mapError(compileClassification(data.taxonomy), (problem) =>
+    new TaxonomyInvalid({ message: `${config.routerTaskTypesPath}: its classification questions are rejected: ${problem}` })))
   const models = catalogView(data)
   const taskTypes = taskTypesView(data)
 
   const idempotencyKey = (header: string | undefined): Effect.Effect<string, InvalidIdempotencyKey> => {
     if (header === undefined) return Effect.succeed(`${AUTO_KEY_PREFIX}${randomUUID()}`)
-    const checked: Either.Either<string, IdempotencyKeyRequired | InvalidIdempotencyKey> = checkIdempotencyKey(header)
-    if (Either.isRight(checked)) return Effect.succeed(checked.right)
-    return checked.left._tag === "invalid_idempotency_key" ? Effect.fail(checked.left) : impossible(checked.left)
+    const checked: Result.Result<string, IdempotencyKeyRequired | InvalidIdempotencyKey> = checkIdempotencyKey(header)
+    if (Result.isSuccess(checked)) return Effect.succeed(checked.success)
+    return checked.failure._tag === "invalid_idempotency_key" ? Effect.fail(checked.failure) : impossible(checked.failure)
   }
 
   return ModelRouter.of({
     select: (actor, body, idempotencyKeyHeader, timing) =>
       Effect.gen(function*() {
         const key = yield* idempotencyKey(idempotencyKeyHeader)
-        const request = yield* checkSelectRequest(body, data)
-        yield* checkEligibility(data, request)
-        const spec = yield* classificationSpec(plans, request)
+        const request = yield* Effect.fromResult(checkSelectRequest(body, data))
+        yield* Effect.fromResult(checkEligibility(data, request))
+        const spec = yield* Effect.fromResult(classificationSpec(plans, request))
         const { replayed, row } = yield* runs.execute(actor, "router", key, spec, timing).pipe(
           Effect.catchTag("no_route_available", impossible)
         )
@@ -123,7 +123,7 @@ const make = Effect.gen(function*() {
 })
 
 /** The Model Router service. */
-export class ModelRouter extends Context.Tag("ModelRouter")<ModelRouter, ModelRouterService>() {
+export class ModelRouter extends Context.Service<ModelRouter, ModelRouterService>()("ModelRouter") {
   /** The router over the loaded data, the runs flow and its selections table. */
   static readonly layer = Layer.effect(ModelRouter, make)
 }

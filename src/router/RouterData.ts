@@ -16,7 +16,7 @@ export interface RouterDataShape {
 }
 
 /** The router's catalog and taxonomy, as a service. */
-export class RouterData extends Context.Tag("RouterData")<RouterData, RouterDataShape>() {
+export class RouterData extends Context.Service<RouterData, RouterDataShape>()("RouterData") {
   /** Loads both files named by the settings; fails with `CatalogInvalid` or `TaxonomyInvalid`. */
   static readonly layer = Layer.effect(
     RouterData,

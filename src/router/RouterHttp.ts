@@ -1,6 +1,6 @@
 /** Handlers of the router group; `POST /v1/router/select` answers with `Server-Timing` like `POST /v1/runs`. */
-import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
 import { withRetryAfter } from "../http/RetryAfter.js"

@@ -3,8 +3,8 @@
  * by its classification run. A row is written once; a second writer of the same run (a concurrent replay that
  * rebuilt the same outcome) keeps the first, and both answer with what is stored.
  */
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { SelectResponse } from "../../schema/RouterResponses.js"
 import { orUnavailable } from "../db/Unavailable.js"
@@ -17,8 +17,8 @@ interface StoredRow {
   readonly body: unknown
 }
 
-const decodeSelection = Schema.decodeUnknown(SelectResponse)
-const decodeRefusal = Schema.decodeUnknown(StoredRefusal)
+const decodeSelection = Schema.decodeUnknownEffect(SelectResponse)
+const decodeRefusal = Schema.decodeUnknownEffect(StoredRefusal)
 
 // A row that does not decode was not written by this module: a programming error, not a client's.
 const toOutcome = (row: StoredRow): Effect.Effect<SelectionOutcome> =>
@@ -66,7 +66,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Storage of router selections. */
-export class RouterRepo extends Context.Tag("RouterRepo")<RouterRepo, RouterRepoService>() {
+export class RouterRepo extends Context.Service<RouterRepo, RouterRepoService>()("RouterRepo") {
   /** The repository over the SQL client. */
   static readonly layer = Layer.effect(RouterRepo, make)
 }

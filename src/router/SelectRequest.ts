@@ -7,7 +7,7 @@
  * canonical JSON of the body with null fields dropped, an empty `models` or `weights` dropped, and the defaults
  * (`balanced`, `standard`) filled in, so an omitted field, its null and its explicit default all match.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidBody, InvalidPolicy, UnknownModelId, WeightsRequireBalanced } from "../../schema/Errors.js"
 import type { SelectRequest } from "../../schema/RouterApi.js"
 import { canonicalDigest } from "../encoding/CanonicalJson.js"
@@ -63,19 +63,19 @@ const unknownIn = (catalog: Catalog, field: "include" | "exclude", ids: Readonly
 }
 
 /** The whole task as one text: exactly one of `prompt` (not blank) and `messages` (not empty) is sent. */
-const taskText = (request: SelectRequest): Either.Either<string, InvalidBody> => {
+const taskText = (request: SelectRequest): Result.Result<string, InvalidBody> => {
   const prompt = request.prompt ?? undefined
   const messages = request.messages ?? undefined
   if ((prompt === undefined) === (messages === undefined)) {
-    return Either.left(new InvalidBody({ message: "send exactly one of `prompt` and `messages`" }))
+    return Result.fail(new InvalidBody({ message: "send exactly one of `prompt` and `messages`" }))
   }
   if (messages !== undefined && messages.length === 0) {
-    return Either.left(new InvalidBody({ message: "messages: at least one turn is needed" }))
+    return Result.fail(new InvalidBody({ message: "messages: at least one turn is needed" }))
   }
   if (prompt !== undefined && prompt.trim() === "") {
-    return Either.left(new InvalidBody({ message: "prompt: the task text is empty" }))
+    return Result.fail(new InvalidBody({ message: "prompt: the task text is empty" }))
   }
-  return Either.right(messages === undefined ? prompt! : renderMessages(messages))
+  return Result.succeed(messages === undefined ? prompt! : renderMessages(messages))
 }
 
 /** The request's choices. */
@@ -90,50 +90,50 @@ interface Choices {
 const checkChoices = (
   request: SelectRequest,
   taxonomy: Taxonomy
-): Either.Either<Choices, InvalidBody | InvalidPolicy | WeightsRequireBalanced> => {
+): Result.Result<Choices, InvalidBody | InvalidPolicy | WeightsRequireBalanced> => {
   const policy = request.policy ?? "balanced"
   if (!(ROUTER_POLICIES as ReadonlyArray<string>).includes(policy)) {
-    return Either.left(new InvalidPolicy({
+    return Result.fail(new InvalidPolicy({
       message: `policy must be one of ${ROUTER_POLICIES.join(", ")}; got ${quote(policy)}`
     }))
   }
   const taskType = request.task_type ?? undefined
   if (taskType !== undefined && !taxonomy.taskTypesById.has(taskType)) {
-    return Either.left(new InvalidBody({
+    return Result.fail(new InvalidBody({
       message: `task_type: unknown task type ${quote(taskType)} (see GET /v1/router/task-types)`
     }))
   }
   const domain = request.domain ?? undefined
   if (domain !== undefined && !taxonomy.families.includes(domain)) {
-    return Either.left(new InvalidBody({
+    return Result.fail(new InvalidBody({
       message: `domain: unknown domain ${quote(domain)} (expected one of ${taxonomy.families.join(", ")})`
     }))
   }
   const weights = request.weights ?? null
   if (weights !== null && policy !== "balanced") {
-    return Either.left(new WeightsRequireBalanced({
+    return Result.fail(new WeightsRequireBalanced({
       message: `weights apply to the balanced policy only; this request uses ${policy}`
     }))
   }
-  return Either.right({ policy, taskType, domain, weights })
+  return Result.succeed({ policy, taskType, domain, weights })
 }
 
 /** Checks a decoded body against the catalog and the taxonomy; the first problem in the order above wins. */
 export const checkSelectRequest = (
   request: SelectRequest,
   data: { readonly catalog: Catalog; readonly taxonomy: Taxonomy }
-): Either.Either<SelectionRequest, SelectRequestError> => {
+): Result.Result<SelectionRequest, SelectRequestError> => {
   const text = taskText(request)
-  if (Either.isLeft(text)) return Either.left(text.left)
+  if (Result.isFailure(text)) return Result.fail(text.failure)
   const choices = checkChoices(request, data.taxonomy)
-  if (Either.isLeft(choices)) return Either.left(choices.left)
-  const { domain, policy, taskType, weights } = choices.right
+  if (Result.isFailure(choices)) return Result.fail(choices.failure)
+  const { domain, policy, taskType, weights } = choices.success
   const filters = request.models ?? {}
   const unknown = unknownIn(data.catalog, "include", filters.include) ?? unknownIn(data.catalog, "exclude", filters.exclude)
-  if (unknown !== null) return Either.left(unknown)
+  if (unknown !== null) return Result.fail(unknown)
   const latency = request.latency ?? "standard"
-  return Either.right({
-    text: text.right,
+  return Result.succeed({
+    text: text.success,
     policy: policy as RouterPolicy,
     fixed: { ...(taskType === undefined ? {} : { taskType }), ...(domain === undefined ? {} : { domain }) },
     latency,
@@ -142,7 +142,7 @@ export const checkSelectRequest = (
       : { quality: weights.quality ?? 0, cost: weights.cost ?? 0, speed: weights.speed ?? 0 },
     filters,
     maxLatencyMs: request.max_latency_ms ?? null,
-    inputTokensEst: Math.ceil(utf8Bytes(text.right) / 4),
+    inputTokensEst: Math.ceil(utf8Bytes(text.success) / 4),
     digest: canonicalDigest({
       kind: "router_select",
       ...(withoutNulls(request) as object),

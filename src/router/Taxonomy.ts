@@ -4,31 +4,41 @@
  * (weights name catalog benchmarks and sum to 1) and against the classifier's limits (2 to 20 families, at most 20
  * task types per family, since each becomes one `choice` question).
  */
-import { Data, Effect, Either, Schema } from "effect"
+import { Data, Effect, Result, Schema } from "effect"
 import type { Catalog } from "./Catalog.js"
-import { decodeDataFile, type ItemList, joinIssues, locateIssue, readJsonFile } from "./DataFile.js"
+import {
+  ArrayOf,
+  decodeDataFile,
+  type ItemList,
+  joinIssues,
+  locateIssue,
+  NonEmptyString,
+  NonNegative,
+  Positive,
+  readJsonFile
+} from "./DataFile.js"
 
 /** The task-types file is missing, unreadable or invalid; a start-up error whose message locates the problem. */
 export class TaxonomyInvalid extends Data.TaggedError("TaxonomyInvalid")<{ readonly message: string }> {}
 
 /** One task type of the file. */
 export const TaskTypeEntry = Schema.Struct({
-  id: Schema.NonEmptyString,
-  family: Schema.NonEmptyString,
+  id: NonEmptyString,
+  family: NonEmptyString,
   description: Schema.String,
-  benchmark_weights: Schema.Record({ key: Schema.String, value: Schema.Number.pipe(Schema.nonNegative()) }),
-  expected_output_tokens: Schema.Number.pipe(Schema.positive()),
-  expected_turns: Schema.Number.pipe(Schema.positive()),
+  benchmark_weights: Schema.Record(Schema.String, NonNegative),
+  expected_output_tokens: Positive,
+  expected_turns: Positive,
   default_for_family: Schema.optional(Schema.Boolean)
-}).annotations({ identifier: "a task type object" })
+}).annotate({ identifier: "a task type object" })
 
 /** The whole task-types file. */
 export const TaxonomyFile = Schema.Struct({
   as_of: Schema.String,
-  families: Schema.Array(Schema.NonEmptyString).pipe(Schema.minItems(2), Schema.maxItems(20)),
-  family_defaults: Schema.Record({ key: Schema.String, value: Schema.String }),
-  task_types: Schema.Array(TaskTypeEntry).pipe(Schema.minItems(1))
-}).annotations({ identifier: "a task-types object" })
+  families: ArrayOf(NonEmptyString, 2, 20),
+  family_defaults: Schema.Record(Schema.String, Schema.String),
+  task_types: ArrayOf(TaskTypeEntry, 1)
+}).annotate({ identifier: "a task-types object" })
 
 /** A decoded task-types file. */
 export type TaxonomyFile = typeof TaxonomyFile.Type
@@ -148,9 +158,9 @@ export const parseTaxonomy = (
   json: unknown,
   catalog: Catalog
 ): Effect.Effect<Taxonomy, TaxonomyInvalid> =>
-  Either.match(decodeDataFile(TaxonomyFile, file, json, TASK_TYPES), {
-    onLeft: (message) => Effect.fail(new TaxonomyInvalid({ message })),
-    onRight: (decoded) => {
+  Result.match(decodeDataFile(TaxonomyFile, file, json, TASK_TYPES), {
+    onFailure: (message) => Effect.fail(new TaxonomyInvalid({ message })),
+    onSuccess: (decoded) => {
       const issues = taxonomyIssues(file, json, decoded, catalog)
       return issues.length > 0
         ? Effect.fail(new TaxonomyInvalid({ message: joinIssues(issues) }))

@@ -5,7 +5,7 @@
  * an empty field. Values are written as stored: no spreadsheet formula escaping, so the file parses back to the
  * ledger exactly.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidParameter } from "../../schema/Errors.js"
 import { formatTimestamp } from "../../schema/Ids.js"
 import { hyphenatedRunId } from "../runs/RunView.js"
@@ -34,10 +34,10 @@ export const LedgerCsvColumns = [
 export const CsvContentType = "text/csv; charset=utf-8"
 
 /** The `format` of an export query: `csv` when absent; anything else is `invalid_parameter`. */
-export const parseExportFormat = (format: string | undefined): Either.Either<ExportFormat, InvalidParameter> =>
+export const parseExportFormat = (format: string | undefined): Result.Result<ExportFormat, InvalidParameter> =>
   format === undefined || format === "csv"
-    ? Either.right("csv")
-    : Either.left(new InvalidParameter({ message: "format must be csv" }))
+    ? Result.succeed("csv")
+    : Result.fail(new InvalidParameter({ message: "format must be csv" }))
 
 const NeedsQuotes = /[",\r\n]/
 

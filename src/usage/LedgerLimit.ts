@@ -3,7 +3,7 @@
  * `400 invalid_parameter`). The boundary has already refused anything that is not a whole number (the plain-text
  * query rejection), so any digit string arrives here, however long.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidParameter } from "../../schema/Errors.js"
 
 /** Entries when no `limit` is sent. */
@@ -13,11 +13,11 @@ export const DEFAULT_LEDGER_LIMIT = 50
 export const MAX_LEDGER_LIMIT = 200
 
 /** The effective limit of a ledger query, or `invalid_parameter` when it is below 1. */
-export const parseLedgerLimit = (limit: string | undefined): Either.Either<number, InvalidParameter> => {
-  if (limit === undefined) return Either.right(DEFAULT_LEDGER_LIMIT)
+export const parseLedgerLimit = (limit: string | undefined): Result.Result<number, InvalidParameter> => {
+  if (limit === undefined) return Result.succeed(DEFAULT_LEDGER_LIMIT)
   // Number() of a long digit string is a large (or infinite) number, never NaN, so clamping stays exact.
   const value = Number(limit)
   return value < 1
-    ? Either.left(new InvalidParameter({ message: "limit must be at least 1 (it is clamped to 200 above)" }))
-    : Either.right(Math.min(value, MAX_LEDGER_LIMIT))
+    ? Result.fail(new InvalidParameter({ message: "limit must be at least 1 (it is clamped to 200 above)" }))
+    : Result.succeed(Math.min(value, MAX_LEDGER_LIMIT))
 }

@@ -5,7 +5,7 @@
  * recorded since). Each broken rule is `400 invalid_parameter`, the usage routes' answer to a bad parameter value; the
  * boundary has already refused non-whole-number offsets, like limits, with the plain-text query rejection.
  */
-import { Either, Option } from "effect"
+import { Result, Option } from "effect"
 import { InvalidParameter } from "../../schema/Errors.js"
 import { KeyIdPattern } from "../../schema/Ids.js"
 import { type CursorListing, decodeCursor, type Keyset } from "../runs/RunView.js"
@@ -28,22 +28,22 @@ export interface LedgerQuery {
 /** The first page of the whole ledger. */
 export const WholeLedger: LedgerQuery = { keyId: null, start: { _tag: "Offset", offset: 0 } }
 
-const invalid = (message: string) => Either.left(new InvalidParameter({ message }))
+const invalid = (message: string) => Result.fail(new InvalidParameter({ message }))
 
 /** The `key_id` filter: none when absent; a key id (`key_` + 32 hex) otherwise, whoever's key it is. */
-export const parseKeyFilter = (keyId: string | undefined): Either.Either<string | null, InvalidParameter> =>
+export const parseKeyFilter = (keyId: string | undefined): Result.Result<string | null, InvalidParameter> =>
   keyId === undefined
-    ? Either.right(null)
+    ? Result.succeed(null)
     : KeyIdPattern.test(keyId)
-    ? Either.right(keyId)
+    ? Result.succeed(keyId)
     : invalid("key_id must be key_ followed by 32 lowercase hex digits")
 
-const parseOffset = (offset: string): Either.Either<LedgerStart, InvalidParameter> => {
+const parseOffset = (offset: string): Result.Result<LedgerStart, InvalidParameter> => {
   // Number() of a digit string is never NaN (a long one is large or infinite), so the clamp is exact.
   const value = Number(offset)
   return value < 0
     ? invalid("offset must be at least 0")
-    : Either.right({ _tag: "Offset", offset: Math.min(value, Number.MAX_SAFE_INTEGER) })
+    : Result.succeed({ _tag: "Offset", offset: Math.min(value, Number.MAX_SAFE_INTEGER) })
 }
 
 /**
@@ -53,12 +53,12 @@ const parseOffset = (offset: string): Either.Either<LedgerStart, InvalidParamete
 export const parseLedgerStart = (
   organizationId: string,
   params: { readonly offset?: string | undefined; readonly cursor?: string | undefined }
-): Either.Either<LedgerStart, InvalidParameter> => {
+): Result.Result<LedgerStart, InvalidParameter> => {
   if (params.cursor === undefined) return parseOffset(params.offset ?? "0")
   if (params.offset !== undefined) return invalid("send cursor or offset, not both")
   return Option.match(decodeCursor(LedgerCursor, organizationId, params.cursor), {
     onNone: () => invalid("cursor is not a next_cursor of this organization's ledger"),
-    onSome: (key) => Either.right({ _tag: "After", key })
+    onSome: (key) => Result.succeed({ _tag: "After", key })
   })
 }
 
@@ -70,8 +70,8 @@ export const parseLedgerQuery = (
     readonly offset?: string | undefined
     readonly cursor?: string | undefined
   }
-): Either.Either<LedgerQuery, InvalidParameter> =>
-  Either.flatMap(
+): Result.Result<LedgerQuery, InvalidParameter> =>
+  Result.flatMap(
     parseKeyFilter(params.key_id),
-    (keyId) => Either.map(parseLedgerStart(organizationId, params), (start) => ({ keyId, start }))
+    (keyId) => Result.map(parseLedgerStart(organizationId, params), (start) => ({ keyId, start }))
   )

@@ -63,11 +63,10 @@ const ledgerPages = (repo: UsageRepoService, organizationId: string, window: Win
   return Effect.map(read({ _tag: "Offset", offset: 0 }), (first) =>
     Stream.concat(
       Stream.make(first),
-      Stream.unfoldEffect(nextAfter(first, ExportPageSize), (next) =>
+      Stream.unfold(nextAfter(first, ExportPageSize), (next) =>
         Option.match(next, {
-          onNone: () => Effect.succeed(Option.none()),
-          onSome: (key) =>
-            Effect.map(read({ _tag: "After", key }), (page) => Option.some([page, nextAfter(page, ExportPageSize)] as const))
+          onNone: () => Effect.undefined,
+          onSome: (key) => Effect.map(read({ _tag: "After", key }), (page) => [page, nextAfter(page, ExportPageSize)] as const)
         }))
     ).pipe(Stream.filter((page) => page.length > 0)))
 }
@@ -140,7 +139,7 @@ const make = Effect.gen(function*() {
 })
 
 /** The usage and quota reads. */
-export class Usage extends Context.Tag("Usage")<Usage, UsageService>() {
+export class Usage extends Context.Service<Usage, UsageService>()("Usage") {
   /** The service over the usage repository and the quota ledger. */
   static readonly layer = Layer.effect(Usage, make)
 }

@@ -6,8 +6,8 @@
  * one still pending), and what a run is (its count by state, its hold) belongs to the model of its last call (by call
  * index): each run counts once, however many models it called; a run without any call is in the null group.
  */
-import type { SqlClient } from "@effect/sql"
-import { Either } from "effect"
+import { Result } from "effect"
+import type { SqlClient } from "effect/sql"
 import { InvalidParameter } from "../../schema/Errors.js"
 import type { RollupRow } from "./UsageRepo.js"
 import type { Window } from "./Window.js"
@@ -22,12 +22,12 @@ export interface GroupRow extends RollupRow {
 }
 
 /** The `group_by` of a rollup query: none when absent, `invalid_parameter` for anything but `key` or `model`. */
-export const parseGroupBy = (value: string | undefined): Either.Either<GroupBy | null, InvalidParameter> =>
+export const parseGroupBy = (value: string | undefined): Result.Result<GroupBy | null, InvalidParameter> =>
   value === undefined
-    ? Either.right(null)
+    ? Result.succeed(null)
     : value === "key" || value === "model"
-    ? Either.right(value)
-    : Either.left(new InvalidParameter({ message: "group_by must be key or model" }))
+    ? Result.succeed(value)
+    : Result.fail(new InvalidParameter({ message: "group_by must be key or model" }))
 
 /** The grouped rollup statements over a SQL client; groups come largest settled spend first, then by id. */
 export const groupStatements = (sql: SqlClient.SqlClient) => {

@@ -6,9 +6,10 @@
  * the quota period follow the clock. The export streams its CSV a page at a time; should the database fail after the
  * first page has been sent, the connection is dropped, so a client never takes a cut file for a whole one.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Clock, Effect, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
@@ -23,7 +24,7 @@ import { checkDailyWindow, parseWindow, type WindowParams } from "./Window.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-const windowOf = (params: WindowParams) => Effect.flatMap(now, (date) => parseWindow(params, date))
+const windowOf = (params: WindowParams) => Effect.flatMap(now, (date) => Effect.fromResult(parseWindow(params, date)))
 
 const encoder = new TextEncoder()
 
@@ -32,7 +33,7 @@ const csvResponse = (pages: Stream.Stream<ReadonlyArray<LedgerRow>, DatabaseUnav
   HttpServerResponse.stream(
     Stream.concat(Stream.make(ledgerCsvHeader), Stream.map(pages, ledgerCsvRecords)).pipe(
       Stream.map((text) => encoder.encode(text)),
-      Stream.tapErrorCause(() => Effect.sync(abort))
+      Stream.tapCause(() => Effect.sync(abort))
     ),
     {
       contentType: CsvContentType,
@@ -45,42 +46,42 @@ export const UsageHttp = HttpApiBuilder.group(Api, "usage", (handlers) =>
   Effect.gen(function*() {
     const usage = yield* Usage
     return handlers
-      .handle("rollup", ({ urlParams }) =>
+      .handle("rollup", ({ query }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
-          const window = yield* windowOf(urlParams)
-          const by = yield* parseGroupBy(urlParams.group_by)
+          const window = yield* windowOf(query)
+          const by = yield* Effect.fromResult(parseGroupBy(query.group_by))
           return by === null
             ? rollupView(actor.organizationId, window, yield* usage.rollup(actor.organizationId, window))
             : groupedRollupView(actor.organizationId, window, by, yield* usage.grouped(actor.organizationId, window, by))
         }))
-      .handle("ledger", ({ urlParams }) =>
+      .handle("ledger", ({ query }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
-          const window = yield* windowOf(urlParams)
-          const limit = yield* parseLedgerLimit(urlParams.limit)
-          const query = yield* parseLedgerQuery(actor.organizationId, urlParams)
-          return ledgerView(actor.organizationId, window, limit, yield* usage.ledger(actor.organizationId, window, limit, query))
+          const window = yield* windowOf(query)
+          const limit = yield* Effect.fromResult(parseLedgerLimit(query.limit))
+          const page = yield* Effect.fromResult(parseLedgerQuery(actor.organizationId, query))
+          return ledgerView(actor.organizationId, window, limit, yield* usage.ledger(actor.organizationId, window, limit, page))
         }))
-      .handle("export", ({ request, urlParams }) =>
+      .handle("export", ({ query, request }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
-          const window = yield* windowOf(urlParams)
-          yield* parseExportFormat(urlParams.format)
-          const keyId = yield* parseKeyFilter(urlParams.key_id)
+          const window = yield* windowOf(query)
+          yield* Effect.fromResult(parseExportFormat(query.format))
+          const keyId = yield* Effect.fromResult(parseKeyFilter(query.key_id))
           const pages = yield* usage.exportLedger(actor.organizationId, window, keyId)
           return csvResponse(pages, () => NodeHttpServerRequest.toServerResponse(request).destroy())
         }))
-      .handle("daily", ({ urlParams }) =>
+      .handle("daily", ({ query }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
-          const window = yield* Effect.flatMap(windowOf(urlParams), checkDailyWindow)
+          const window = yield* Effect.flatMap(windowOf(query), (asked) => Effect.fromResult(checkDailyWindow(asked)))
           return dailyView(actor.organizationId, window, yield* usage.daily(actor.organizationId, window))
         }))
-      .handle("run", ({ path }) =>
+      .handle("run", ({ params }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
-          return runUsageView(actor.organizationId, yield* usage.run(actor.organizationId, path.run_id))
+          return runUsageView(actor.organizationId, yield* usage.run(actor.organizationId, params.run_id))
         }))
       .handle("quota", () =>
         Effect.gen(function*() {

@@ -9,8 +9,8 @@
  * of the rollup are UsageGroups.ts's. `usageStatements` exposes the exact statements, so the plans test and bench
  * explain them.
  */
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { keysetAtSql } from "../runs/RunView.js"
@@ -209,7 +209,7 @@ const make = Effect.gen(function*() {
     daily: (organizationId, window) => orUnavailable(statements.daily(organizationId, window)),
     run: (organizationId, id) =>
       orUnavailable(Effect.map(statements.run(organizationId, id), (rows) =>
-        Option.map(Option.fromNullable(rows[0]), (first) => ({
+        Option.map(Option.fromNullishOr(rows[0]), (first) => ({
           run: {
             id: first.id,
             kind: first.kind,
@@ -227,7 +227,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Reads of usage figures. */
-export class UsageRepo extends Context.Tag("UsageRepo")<UsageRepo, UsageRepoService>() {
+export class UsageRepo extends Context.Service<UsageRepo, UsageRepoService>()("UsageRepo") {
   /** The repository over the SQL client. */
   static readonly layer = Layer.effect(UsageRepo, make)
 }

@@ -5,7 +5,7 @@
  * window at most 92 days long (92 x 86,400 seconds) and lists every UTC day it touches: 92 rows for a window aligned
  * on midnight, 93 for one that is not. Each broken rule is `400 invalid_parameter` naming it.
  */
-import { Either, Option } from "effect"
+import { Result, Option } from "effect"
 import { InvalidParameter } from "../../schema/Errors.js"
 
 /** A half-open UTC interval `[start, end)`. */
@@ -57,14 +57,14 @@ export const monthOf = (now: Date): Window => ({
   end: utc(now.getUTCFullYear(), now.getUTCMonth() + 2, 1)
 })
 
-const invalid = (message: string) => Either.left(new InvalidParameter({ message }))
+const invalid = (message: string) => Result.fail(new InvalidParameter({ message }))
 
 const FormatRule = "must be a UTC timestamp exactly like 2026-09-01T00:00:00Z (a real calendar date, no fractions, " +
   "no offsets)"
 
 /** The window of a usage query, or the first window rule it breaks; `now` gives the default month. */
-export const parseWindow = (params: WindowParams, now: Date): Either.Either<Window, InvalidParameter> => {
-  if (params.start_at === undefined && params.end_at === undefined) return Either.right(monthOf(now))
+export const parseWindow = (params: WindowParams, now: Date): Result.Result<Window, InvalidParameter> => {
+  if (params.start_at === undefined && params.end_at === undefined) return Result.succeed(monthOf(now))
   if (params.start_at === undefined || params.end_at === undefined) {
     return invalid("start_at and end_at must be sent together (or neither, for the current UTC month)")
   }
@@ -73,7 +73,7 @@ export const parseWindow = (params: WindowParams, now: Date): Either.Either<Wind
   const end = parseTimestamp(params.end_at)
   if (Option.isNone(end)) return invalid(`end_at ${FormatRule}`)
   if (start.value.getTime() >= end.value.getTime()) return invalid("start_at must be before end_at")
-  return Either.right({ start: start.value, end: end.value })
+  return Result.succeed({ start: start.value, end: end.value })
 }
 
 const startOfDay = (date: Date): number => Math.floor(date.getTime() / DayMs) * DayMs
@@ -102,12 +102,12 @@ const describeLength = (ms: number): string => {
  * A window the daily series accepts: one at most 92 days long (92 x 86,400 seconds), wherever it starts. Its series
  * has one row per UTC day it touches, so up to 93 when it does not start at midnight.
  */
-export const checkDailyWindow = (window: Window): Either.Either<Window, InvalidParameter> => {
+export const checkDailyWindow = (window: Window): Result.Result<Window, InvalidParameter> => {
   const length = window.end.getTime() - window.start.getTime()
   return length > MAX_DAILY_WINDOW_MS
     ? invalid(
       `the daily window is ${describeLength(length)} long; at most ${MAX_DAILY_DAYS} days ` +
         `(${MAX_DAILY_DAYS} x 24 hours) are allowed`
     )
-    : Either.right(window)
+    : Result.succeed(window)
 }

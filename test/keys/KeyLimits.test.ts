@@ -4,7 +4,7 @@
  * and credit, with `429 key_quota_exhausted` and `429 key_rate_limited` (with `Retry-After`); shown as `usage` on the
  * key; kept by a rotation. A refused run stores and holds nothing.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { CreditStore } from "../../src/ledger/CreditStore.js"

@@ -2,7 +2,7 @@
  * The keys routes: listing, reading, creating (the scope and principal rules), revoking and rotating, with what is
  * stored checked, secrets never shown twice, and organizations isolated from each other.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"

@@ -5,7 +5,7 @@
  * `offset` skips entries, and the statements read their index without sorting. `cursor` with `offset`, a negative
  * offset, a malformed key id and a cursor this organization's ledger did not issue are `400 invalid_parameter`.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { usageStatements } from "../../src/usage/UsageRepo.js"

@@ -4,7 +4,7 @@
  * unsettled), a held run holds its ceiling. For the usage tests that need exact shapes (several keys and models) or
  * volume (`seedRunVolume`, `seedLedgerVolume`: one `INSERT ... SELECT generate_series`).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 

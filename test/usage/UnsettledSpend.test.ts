@@ -5,9 +5,9 @@
  * its ledger. A run whose process died after a call was answered is settled by the sweeper as `failed`, billed for
  * that call.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Either, Fiber, Schedule } from "effect"
+import { Effect, Fiber, Result, Schedule } from "effect"
 import { CallRecorder, EarlyRecordDelayMs } from "../../src/ledger/CallRecorder.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
@@ -120,7 +120,7 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
       Effect.gen(function*() {
         const { organizationId, secret } = yield* seedOrganization({ billing: true })
         yield* grantCredit(organizationId, 50_000)
-        const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
+        const spec = Result.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
         const admitted = yield* (yield* RunLedger).admit({
           organizationId,
           origin: "runs",

@@ -4,7 +4,7 @@
  * sequentially. The plans are printed (run with `--reporter verbose` to read them); `bench/usage-plans.ts` shows the
  * same plans with timings at millions of runs per organization.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { DatabaseLive } from "../../src/db/Sql.js"
