@@ -7,7 +7,7 @@
  * 2,000) for `BENCH_ROUNDS` rounds (default 3). Tracing is off, as in a service with no exporter. Prints the latency
  * (p50, mean) and the CPU per call of each, and the provider's excess over the bare client in the same round.
  */
-import { Layer, ManagedRuntime } from "effect"
+import { Layer, ManagedRuntime, References } from "effect"
 import { Agent, request } from "node:http"
 import { letterRequest } from "../src/providers/LetterReadout.js"
 import { ModelProvider, type Read } from "../src/providers/ModelProvider.js"
@@ -58,7 +58,7 @@ const main = async () => {
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
   const runtime = ManagedRuntime.make(Layer.merge(
     OpenAiCompatible.layer({ baseUrl: `${upstream.url}/v1`, apiKey: undefined, model: "bench" }),
-    Layer.setTracerEnabled(false)
+    Layer.succeed(References.TracerEnabled, false)
   ))
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   try {

@@ -7,8 +7,8 @@
  * Run: `node --import tsx bench/usage-plans.ts`.
  */
 import { PgClient } from "@effect/sql-pg"
-import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { migrate } from "../src/db/Migrations.js"
 import { monthOf, type Window } from "../src/usage/Window.js"
 import { explainUsage, seedUsageVolume, volumeOrganization } from "../test/support/UsagePlans.js"

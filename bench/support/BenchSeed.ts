@@ -2,7 +2,7 @@
  * Organizations for the benchmarks, made through the service's own modules against the benchmark database: each with
  * billing on, an owner key and the credit asked for.
  */
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect, Layer, References } from "effect"
 import pg from "pg"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { CreditStore } from "../../src/ledger/CreditStore.js"
@@ -47,7 +47,7 @@ export const seedOrganizations = (databaseUrl: string, count: number, creditMicr
       Effect.provide(DirectoryLive),
       Effect.provide(Layer.orDie(pgClientLayer({ url: databaseUrl }, { max: 8 }))),
       Effect.provide(AppConfig.layer),
-      Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+      Effect.provideService(References.MinimumLogLevel, "Warn"),
       Effect.orDie
     )
   )

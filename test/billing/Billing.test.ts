@@ -3,7 +3,7 @@
  * (credited exactly once even when submitted twice), the portal behind its signed link, auto-recharge settings, the
  * sign-up credit once per verified e-mail address, and the route contract.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { ServerAddress } from "../../src/http/Listen.js"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Redacted, TestClock } from "effect"
+import { Effect, Result, Redacted, TestClock } from "effect"
 import {
   checkoutToken,
   DEFAULT_PORTAL_TOKEN_TTL_SECONDS,
@@ -18,8 +18,8 @@ const CHECKOUT_ID = "chk_0123456789abcdef0123456789abcdef"
 
 const local = Effect.provide(PaymentProcessor, LocalProcessor.layer({ publicBaseUrl: "http://localhost:8080/", signingKey: KEY }))
 
-const reasonOf = (result: Either.Either<string, { readonly reason: string }>) =>
-  Either.match(result, { onLeft: (error) => error.reason, onRight: (organizationId) => `ok:${organizationId}` })
+const reasonOf = (result: Result.Result<string, { readonly reason: string }>) =>
+  Result.match(result, { onFailure: (error) => error.reason, onSuccess: (organizationId) => `ok:${organizationId}` })
 
 describe("LocalProcessor", () => {
   it.effect("createCheckout: the service's own page for the checkout, with a stable local customer", () =>

@@ -4,7 +4,7 @@
  * credit nothing; bad signatures are refused); the saved card then serves auto-recharge, whose off-session charge
  * needing the customer's action is recorded as failed, shown in GET /v1/billing and not retried in a loop.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { ServerAddress } from "../../src/http/Listen.js"
@@ -16,7 +16,7 @@ import { oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
 import { TestServerOnKnownPortLive } from "../support/TestServer.js"
 
-const StripeServer = Layer.unwrapEffect(
+const StripeServer = Layer.unwrap(
   Effect.map(FakeStripe, (fake) =>
     TestServerOnKnownPortLive({
       billingProvider: "stripe",

@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Redacted } from "effect"
+import { Effect, Result, Layer, Redacted } from "effect"
 import Stripe from "stripe"
 import { PaymentProcessor, ProcessorFailure } from "../../src/billing/PaymentProcessor.js"
 import type { CheckoutRequest } from "../../src/billing/PaymentProcessor.js"
@@ -49,7 +49,7 @@ const charge = (idempotencyKey: string) => ({
 const processorWith = (overrides: Partial<StripeProcessorOptions> = {}) =>
   Effect.flatMap(FakeStripe, (fake) => StripeProcessor.make(fake.processorOptions(overrides)))
 
-const StripeAgainstFake = Layer.unwrapEffect(
+const StripeAgainstFake = Layer.unwrap(
   Effect.map(FakeStripe, (fake) => StripeProcessor.layer(fake.processorOptions()))
 ).pipe(Layer.provideMerge(FakeStripe.layer))
 
@@ -385,9 +385,9 @@ layer(StripeAgainstFake, { excludeTestServices: true })("StripeProcessor against
 
 describe("StripeTranslation", () => {
   it("centsOf accepts positive whole cents only", () => {
-    assert.deepStrictEqual(centsOf(25_000_000), Either.right(2_500))
-    assert.deepStrictEqual(centsOf(10_000), Either.right(1))
-    for (const micros of [25_000_001, 5_000, 0, -10_000, 1.5, Number.NaN]) assert.isTrue(Either.isLeft(centsOf(micros)))
+    assert.deepStrictEqual(centsOf(25_000_000), Result.succeed(2_500))
+    assert.deepStrictEqual(centsOf(10_000), Result.succeed(1))
+    for (const micros of [25_000_001, 5_000, 0, -10_000, 1.5, Number.NaN]) assert.isTrue(Result.isFailure(centsOf(micros)))
   })
 
   it("stripeExpiresAt keeps an expiry inside the window and clamps one outside it", () => {
@@ -403,7 +403,7 @@ describe("StripeTranslation", () => {
   })
 
   it("checkoutParams sends the currency it is given and omits a null e-mail", () => {
-    const params = Either.getOrThrow(checkoutParams(checkoutRequest({ customerEmail: null }), { currency: "eur", nowMs: Date.now() }))
+    const params = Result.getOrThrow(checkoutParams(checkoutRequest({ customerEmail: null }), { currency: "eur", nowMs: Date.now() }))
     assert.strictEqual(params.params.line_items?.[0]?.price_data?.currency, "eur")
     assert.strictEqual(params.params.customer_creation, "always")
     assert.isFalse("customer_email" in params.params)
@@ -413,19 +413,19 @@ describe("StripeTranslation", () => {
     const intent = { id: "pi_1", status: "requires_payment_method" } as Stripe.PaymentIntent
     assert.deepStrictEqual(
       outcomeOfError(new Stripe.errors.StripeCardError({ code: "authentication_required", payment_intent: intent })),
-      Either.right({ status: "requires_action", processorRef: "pi_1", reason: "authentication_required" })
+      Result.succeed({ status: "requires_action", processorRef: "pi_1", reason: "authentication_required" })
     )
     assert.deepStrictEqual(
       outcomeOfError(new Stripe.errors.StripeCardError({ code: "card_declined", decline_code: "lost_card" })),
-      Either.right({ status: "failed", processorRef: null, reason: "lost_card" })
+      Result.succeed({ status: "failed", processorRef: null, reason: "lost_card" })
     )
     assert.deepStrictEqual(
       outcomeOfError(new Stripe.errors.StripeCardError({ code: "expired_card" })),
-      Either.right({ status: "failed", processorRef: null, reason: "expired_card" })
+      Result.succeed({ status: "failed", processorRef: null, reason: "expired_card" })
     )
     assert.deepStrictEqual(
       outcomeOfError(new Stripe.errors.StripeInvalidRequestError({ code: "resource_missing", message: "No such PaymentMethod" })),
-      Either.right({ status: "failed", processorRef: null, reason: "invalid_request: resource_missing" })
+      Result.succeed({ status: "failed", processorRef: null, reason: "invalid_request: resource_missing" })
     )
     for (const error of [
       new Stripe.errors.StripeAPIError({ message: "boom" }),
@@ -433,14 +433,14 @@ describe("StripeTranslation", () => {
       new Stripe.errors.StripeRateLimitError({ message: "slow down" }),
       new Stripe.errors.StripeIdempotencyError({ message: "key reused" }),
       new Error("socket hang up")
-    ]) assert.isTrue(Either.isLeft(outcomeOfError(error)), String(error))
+    ]) assert.isTrue(Result.isFailure(outcomeOfError(error)), String(error))
   })
 
   it("outcomeOfIntent: processing is a failure, a canceled intent is failed with its status", () => {
-    assert.isTrue(Either.isLeft(outcomeOfIntent({ id: "pi_2", status: "processing" } as Stripe.PaymentIntent)))
+    assert.isTrue(Result.isFailure(outcomeOfIntent({ id: "pi_2", status: "processing" } as Stripe.PaymentIntent)))
     assert.deepStrictEqual(
       outcomeOfIntent({ id: "pi_3", status: "canceled", last_payment_error: null } as Stripe.PaymentIntent),
-      Either.right({ status: "failed", processorRef: "pi_3", reason: "payment intent canceled" })
+      Result.succeed({ status: "failed", processorRef: "pi_3", reason: "payment intent canceled" })
     )
   })
 

@@ -4,7 +4,7 @@
  * rule exits 1, names the rule and the rows on stdout and stderr, and `--org` audits one organization alone; a run
  * holding long past its deadline and autovacuum off are warned about without failing the audit.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
@@ -41,11 +41,11 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "90 se
         const organization = yield* organizationWithRuns
         yield* upstream.hold
         const key = freshKey()
-        const run = yield* Effect.fork(postRun(organization.secret, oneQuestion(), key))
+        const run = yield* Effect.forkChild(postRun(organization.secret, oneQuestion(), key))
         yield* sql`SELECT 1 FROM runs WHERE organization_id = ${organization.organizationId} AND idempotency_key = ${key}
           AND held`.pipe(
           Effect.filterOrFail((rows) => rows.length === 1),
-          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
+          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "10 seconds" })))
         )
         const during = yield* audit()
         assert.strictEqual(during.code, 0, during.stderr)
@@ -136,13 +136,13 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "90 se
         const organization = yield* organizationWithRuns
         yield* upstream.hold
         const key = freshKey()
-        const run = yield* Effect.fork(postRun(organization.secret, oneQuestion(), key))
+        const run = yield* Effect.forkChild(postRun(organization.secret, oneQuestion(), key))
         // Its stored deadline moved ten minutes back, as a run whose settlement kept failing would look.
         yield* sql`UPDATE runs SET deadline_at = now() - interval '10 minutes'
           WHERE organization_id = ${organization.organizationId} AND idempotency_key = ${key} AND held
           RETURNING id`.pipe(
           Effect.filterOrFail((rows) => rows.length === 1),
-          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
+          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "10 seconds" })))
         )
         const [setting] = yield* sql<{ autovacuum: string }>`SELECT current_setting('autovacuum') AS autovacuum`
         const warned = yield* audit("--org", organization.organizationId)

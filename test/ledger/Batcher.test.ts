@@ -37,31 +37,31 @@ describe("Batcher", () => {
   it.effect("a lone request runs at once; the ones arriving meanwhile share the next batch", () =>
     Effect.gen(function*() {
       const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 10, maxInFlight: 1 })
-      const first = yield* Effect.fork(batcher.submit(2))
-      yield* Effect.yieldNow()
-      const rest = yield* Effect.fork(Effect.forEach([4, 6, 7], (item) => Effect.either(batcher.submit(item)), {
+      const first = yield* Effect.forkChild(batcher.submit(2))
+      yield* Effect.yieldNow
+      const rest = yield* Effect.forkChild(Effect.forEach([4, 6, 7], (item) => Effect.result(batcher.submit(item)), {
         concurrency: "unbounded"
       }))
       // Turns enough for the three requests to arrive while the first batch is in flight.
-      yield* Effect.repeatN(Effect.yieldNow(), 5)
+      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
       assert.deepStrictEqual(batches, [[2]], "only the first batch runs while it is in flight")
       yield* release
       assert.strictEqual(yield* Fiber.join(first), 20)
       const outcomes = yield* Fiber.join(rest)
-      assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Right" ? outcome.right : outcome.left), [40, 60, "odd 7"])
+      assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Success" ? outcome.success : outcome.failure), [40, 60, "odd 7"])
       assert.deepStrictEqual(batches, [[2], [4, 6, 7]])
     }))
 
   it.effect("submitNow: the callback gets the request's own exit, and its requests share batches with submit's", () =>
     Effect.gen(function*() {
       const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 10, maxInFlight: 1 })
-      const first = yield* Effect.fork(batcher.submit(2))
-      yield* Effect.yieldNow()
+      const first = yield* Effect.forkChild(batcher.submit(2))
+      yield* Effect.yieldNow
       const called: Array<Exit.Exit<number, unknown>> = []
       batcher.submitNow(4, (exit) => called.push(exit))
       batcher.submitNow(5, (exit) => called.push(exit))
-      const other = yield* Effect.fork(batcher.submit(6))
-      yield* Effect.repeatN(Effect.yieldNow(), 5)
+      const other = yield* Effect.forkChild(batcher.submit(6))
+      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
       assert.deepStrictEqual(called, [], "no callback before the request's batch ends")
       yield* release
       assert.strictEqual(yield* Fiber.join(first), 20)
@@ -73,8 +73,8 @@ describe("Batcher", () => {
   it.effect("at most maxBatch per batch, and up to maxInFlight batches at once", () =>
     Effect.gen(function*() {
       const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 2, maxInFlight: 2 })
-      const all = yield* Effect.fork(Effect.forEach([2, 4, 6, 8, 10], (item) => batcher.submit(item), { concurrency: "unbounded" }))
-      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      const all = yield* Effect.forkChild(Effect.forEach([2, 4, 6, 8, 10], (item) => batcher.submit(item), { concurrency: "unbounded" }))
+      yield* Effect.repeat(Effect.yieldNow, { times: 20 })
       assert.strictEqual(batches.length, 2, "two batches in flight, the rest waiting")
       yield* release
       assert.deepStrictEqual(yield* Fiber.join(all), [20, 40, 60, 80, 100])
@@ -85,14 +85,14 @@ describe("Batcher", () => {
   it.effect("a failed batch fails each of its requests, and only those", () =>
     Effect.gen(function*() {
       const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 10, maxInFlight: 1 })
-      const first = yield* Effect.fork(batcher.submit(2))
-      yield* Effect.yieldNow()
-      const unlucky = yield* Effect.fork(Effect.forEach([13, 4], (item) => Effect.either(batcher.submit(item)), { concurrency: "unbounded" }))
-      yield* Effect.repeatN(Effect.yieldNow(), 5)
+      const first = yield* Effect.forkChild(batcher.submit(2))
+      yield* Effect.yieldNow
+      const unlucky = yield* Effect.forkChild(Effect.forEach([13, 4], (item) => Effect.result(batcher.submit(item)), { concurrency: "unbounded" }))
+      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
       yield* release
       assert.strictEqual(yield* Fiber.join(first), 20)
       const outcomes = yield* Fiber.join(unlucky)
-      assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Left" ? outcome.left : outcome.right), ["unlucky batch", "unlucky batch"])
+      assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Failure" ? outcome.failure : outcome.success), ["unlucky batch", "unlucky batch"])
       assert.strictEqual(yield* batcher.submit(6), 60, "the batcher goes on after a failed batch")
       assert.deepStrictEqual(batches, [[2], [13, 4], [6]])
     }))

@@ -6,9 +6,9 @@ describe("Completion", () => {
   it.effect("waiters before the result and after it all get it; a second result is ignored", () =>
     Effect.gen(function*() {
       const completion = makeCompletion<number, string>()
-      const early = yield* Effect.fork(completion.wait)
-      const alsoEarly = yield* Effect.fork(completion.wait)
-      yield* Effect.yieldNow()
+      const early = yield* Effect.forkChild(completion.wait)
+      const alsoEarly = yield* Effect.forkChild(completion.wait)
+      yield* Effect.yieldNow
       assert.isNull(early.unsafePoll(), "no result yet")
       completion.complete(Exit.succeed(7))
       completion.complete(Exit.succeed(8))
@@ -20,8 +20,8 @@ describe("Completion", () => {
   it.effect("a failure reaches every waiter as the wait's failure", () =>
     Effect.gen(function*() {
       const completion = makeCompletion<number, string>()
-      const waiter = yield* Effect.fork(completion.wait)
-      yield* Effect.yieldNow()
+      const waiter = yield* Effect.forkChild(completion.wait)
+      yield* Effect.yieldNow
       completion.complete(Exit.fail("refused"))
       assert.deepStrictEqual(yield* Fiber.await(waiter), Exit.fail("refused"))
       assert.deepStrictEqual(yield* Effect.exit(completion.wait), Exit.fail("refused"))
@@ -30,10 +30,10 @@ describe("Completion", () => {
   it.effect("an interrupted waiter ends at once; the others still get the result", () =>
     Effect.gen(function*() {
       const completion = makeCompletion<number, never>()
-      const interrupted = yield* Effect.fork(completion.wait)
-      const other = yield* Effect.fork(completion.wait)
-      yield* Effect.yieldNow()
-      assert.isTrue(Exit.isInterrupted(yield* Fiber.interrupt(interrupted)))
+      const interrupted = yield* Effect.forkChild(completion.wait)
+      const other = yield* Effect.forkChild(completion.wait)
+      yield* Effect.yieldNow
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.interrupt(interrupted)))
       completion.complete(Exit.succeed(1))
       assert.strictEqual(yield* Fiber.join(other), 1)
     }))

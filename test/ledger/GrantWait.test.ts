@@ -9,7 +9,7 @@
  * are looked at while the upstream holds their calls. PostgreSQL only: the embedded database's connections share one
  * session, where a lock holds no one back.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
 import { FakeUpstream } from "../support/FakeUpstream.js"
@@ -32,7 +32,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         yield* grantCredit(organization.organizationId, 100_000_000)
         yield* upstream.hold
         const lock = yield* holdAccountLock(organization.organizationId)
-        const burst = yield* Effect.fork(Effect.all(
+        const burst = yield* Effect.forkChild(Effect.all(
           Array.from({ length: Burst }, () => postRun(organization.secret, oneQuestion())),
           { concurrency: "unbounded" }
         ))
@@ -42,7 +42,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         const [stored] = yield* sql<{ runs: number; leased: number }>`SELECT count(*)::int AS runs,
             count(lease_id)::int AS leased FROM runs WHERE organization_id = ${organization.organizationId} AND held`.pipe(
           Effect.filterOrFail((rows) => rows[0]!.runs === Burst),
-          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
+          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "10 seconds" })))
         )
         yield* upstream.release
         const responses = yield* Fiber.join(burst)

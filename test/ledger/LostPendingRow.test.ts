@@ -6,7 +6,7 @@
  * run waits for the lease granted for it), the lease's held increase, which the same transaction made. Both ways of
  * admission are covered: against a lease, and the exact way (credit for 1.25 ceilings, which no slice can cover).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
 import { FakeUpstream } from "../support/FakeUpstream.js"
@@ -32,7 +32,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
           yield* grantCredit(organization.organizationId, credit)
           const key = freshKey()
           yield* upstream.hold
-          const run = yield* Effect.fork(postRun(organization.secret, oneQuestion(), key))
+          const run = yield* Effect.forkChild(postRun(organization.secret, oneQuestion(), key))
           // The run is stored pending and its call waits at the upstream: remove what its admission wrote, as a crash
           // would (one transaction: the row and, when a lease covered it, the lease's held increase).
           const removed = yield* sql<{ id: string; leased: boolean }>`WITH gone AS (
@@ -47,7 +47,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
             )
             SELECT id::text, lease_id IS NOT NULL AS leased FROM gone`.pipe(
             Effect.filterOrFail((rows) => rows.length === 1),
-            Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")))
+            Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "10 seconds" })))
           )
           assert.strictEqual(removed[0]!.leased, leased, way)
           yield* upstream.release

@@ -7,7 +7,7 @@
  * a settlement PostgreSQL refuses for one run leaves its batch neighbours settled and still bills the run; an outage
  * longer than the deadlines bills every answered call once it ends, and no caller told 504 finds its run completed.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
@@ -22,7 +22,7 @@ const Ceiling = 20_000
 
 /** Children answering decisions through the fake upstream, with a short lease TTL. */
 const Processes = (count: number, viaProxy = false) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(FakeUpstream, (upstream) =>
       ChildServersLive({
         count,
@@ -58,7 +58,7 @@ const codeOf = (response: RawResponse): string | undefined => {
 }
 
 const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (value: A) => boolean, seconds = 30) =>
-  Effect.retry(Effect.filterOrFail(effect, check), Schedule.spaced("100 millis").pipe(Schedule.upTo(`${seconds} seconds`)))
+  Effect.retry(Effect.filterOrFail(effect, check), Schedule.spaced("100 millis").pipe(Schedule.upTo({ duration: `${seconds} seconds` })))
 
 const count = (statuses: ReadonlyArray<number>) =>
   statuses.reduce<Record<number, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {})
@@ -164,13 +164,13 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* grantCredit(organization.organizationId, 10 * Ceiling)
         const key = freshKey()
         yield* upstream.hold
-        const first = yield* Effect.forkDaemon(Effect.forEach(children, (child) => post(child.url, organization.secret, oneQuestion(), key), {
+        const first = yield* Effect.forkDetach(Effect.forEach(children, (child) => post(child.url, organization.secret, oneQuestion(), key), {
           concurrency: "unbounded"
         }))
         yield* eventually(upstream.requests, (requests) => requests.length >= 1)
         yield* Effect.sleep("500 millis")
         yield* upstream.release
-        const responses = yield* Effect.fromFiber(first)
+        const responses = yield* Fiber.join(first)
         assert.strictEqual((yield* upstream.requests).length, 1, "one upstream call")
         const statuses = responses.map((response) => response.status).sort()
         assert.deepStrictEqual(statuses, [200, 202, 202], "the run, and two replays of it while pending")
@@ -211,17 +211,17 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         const loop = (url: string) =>
           Effect.gen(function*() {
             while (Date.now() < stopAt) {
-              yield* Effect.either(post(url, organization.secret, oneQuestion(), freshKey()))
+              yield* Effect.result(post(url, organization.secret, oneQuestion(), freshKey()))
             }
           })
-        const load = yield* Effect.forkDaemon(Effect.forEach(
+        const load = yield* Effect.forkDetach(Effect.forEach(
           Array.from({ length: 24 }, (_, index) => children[index % 3]!.url),
           loop,
           { concurrency: "unbounded", discard: true }
         ))
         yield* Effect.sleep("1 second")
         children[2]!.process.kill("SIGKILL")
-        yield* Effect.fromFiber(load)
+        yield* Fiber.join(load)
         const sql = yield* SqlClient.SqlClient
         const [before] = yield* sql<{ holders: number }>`SELECT count(*)::int AS holders FROM ledger_holders`
         assert.strictEqual(before!.holders, 3, "the killed process's holder is still there")
@@ -259,7 +259,7 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* grantCredit(organization.organizationId, 1_000 * Ceiling)
         const answers: Array<RawResponse> = []
         const stopAt = Date.now() + 6_000
-        const load = yield* Effect.forkDaemon(Effect.forEach(Array.from({ length: 8 }), () =>
+        const load = yield* Effect.forkDetach(Effect.forEach(Array.from({ length: 8 }), () =>
           Effect.gen(function*() {
             while (Date.now() < stopAt) {
               answers.push(yield* post(child!.url, organization.secret, oneQuestion(), freshKey()).pipe(
@@ -281,7 +281,7 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         }
         yield* Effect.sleep(Math.max(0, 3_000 - (Date.now() - cutAt)))
         proxy.restore()
-        yield* Effect.fromFiber(load)
+        yield* Fiber.join(load)
         const sql = yield* SqlClient.SqlClient
         yield* eventually(heldRuns, (held) => held === 0).pipe(Effect.tapError(() => Effect.gen(function*() {
           console.error(JSON.stringify(yield* sql`SELECT id, state, held, holder, lease_id, created_at, deadline_at FROM runs WHERE held`))
@@ -318,12 +318,12 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         yield* upstream.hold
         const poison = { ...oneQuestion(), questions: { poison: { type: "noul", instructions: "Is it poisoned?" } } }
         const bodies = [poison, ...Array.from({ length: 9 }, (_, index) => oneQuestion({ state: `ticket ${index}` }))]
-        const sent = yield* Effect.forkDaemon(Effect.forEach(bodies, (body) => post(child!.url, organization.secret, body, freshKey()), {
+        const sent = yield* Effect.forkDetach(Effect.forEach(bodies, (body) => post(child!.url, organization.secret, body, freshKey()), {
           concurrency: "unbounded"
         }))
         yield* eventually(upstream.requests, (requests) => requests.length >= bodies.length)
         yield* upstream.release
-        const responses = yield* Effect.fromFiber(sent)
+        const responses = yield* Fiber.join(sent)
         yield* sql.unsafe("DROP TRIGGER test_poison ON runs")
         assert.strictEqual(responses[0]!.status, 500, responses[0]!.text)
         assert.strictEqual(codeOf(responses[0]!), "internal_error")
@@ -351,11 +351,11 @@ postgresOnly("the ledger across processes (PostgreSQL)", () => {
         const organization = yield* seedOrganization({ billing: true })
         yield* grantCredit(organization.organizationId, 100 * Ceiling)
         const keys = Array.from({ length: 10 }, () => freshKey())
-        const sent = yield* Effect.forkDaemon(Effect.forEach(keys, (key) =>
+        const sent = yield* Effect.forkDetach(Effect.forEach(keys, (key) =>
           post(child!.url, organization.secret, { ...oneQuestion(), deadline_ms: 3_000 }, key), { concurrency: "unbounded" }))
         yield* eventually(upstream.requests, (requests) => requests.length >= keys.length)
         proxy.cut()
-        const responses = yield* Effect.fromFiber(sent)
+        const responses = yield* Fiber.join(sent)
         yield* Effect.sleep("5 seconds")
         proxy.restore()
         const sql = yield* SqlClient.SqlClient

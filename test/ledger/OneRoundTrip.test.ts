@@ -4,7 +4,7 @@
  * ones, and a connection that has not prepared them yet runs them one by one between BEGIN and COMMIT. PostgreSQL
  * only: the embedded database has no named statements and always goes the usual way (covered by every run test).
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
 import type pg from "pg"

@@ -6,7 +6,7 @@
  * cannot take at all is finished unsettled instead of retried forever. A batch that fails because the database is away
  * is retried until it commits. The queue's metrics count each of these, and its gauge the runs not settled yet.
  */
-import { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Metric } from "effect"
 import type pg from "pg"
@@ -83,11 +83,10 @@ const standIn = (options: { readonly poisonAlways?: boolean } = {}) =>
  * tests compare before and after).
  */
 const counted = (name: string, result?: string) =>
-  Effect.map(Metric.snapshot, (pairs) => {
-    for (const { metricKey, metricState } of pairs) {
-      const tags = new Map(metricKey.tags.map((tag) => [tag.key, tag.value]))
-      if (metricKey.name === name && tags.get("result") === result) {
-        return Number((metricState as unknown as { readonly count: number | bigint }).count)
+  Effect.map(Metric.snapshot, (snapshots) => {
+    for (const snapshot of snapshots) {
+      if (snapshot.id === name && snapshot.attributes?.["result"] === result) {
+        return Number((snapshot.state as unknown as { readonly count: number | bigint }).count)
       }
     }
     return 0
@@ -104,8 +103,8 @@ describe("SettlementQueue", () => {
   it.effect("a refused batch is split in halves until its refused run is alone; the others commit in parts", () =>
     Effect.gen(function*() {
       const { release, settle, transactions } = yield* standIn()
-      const runtime = yield* Effect.runtime<never>()
-      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, runtime, settle)
+      const services = yield* Effect.context<never>()
+      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, services, settle)
       const before = yield* refusals
       const first = queue.submit(run("first"))
       const batch = [...ids(10).slice(0, 5), "poison", ...ids(10).slice(5)]
@@ -149,8 +148,8 @@ describe("SettlementQueue", () => {
   it.effect("a run refused even degraded is finished unsettled, and the queue goes on", () =>
     Effect.gen(function*() {
       const { release, settle, transactions } = yield* standIn({ poisonAlways: true })
-      const runtime = yield* Effect.runtime<never>()
-      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, runtime, settle)
+      const services = yield* Effect.context<never>()
+      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, services, settle)
       const before = yield* refusals
       const first = queue.submit(run("first"))
       const poison = queue.submit(run("poison"))
@@ -186,8 +185,8 @@ describe("SettlementQueue", () => {
             settledAt: new Date()
           })
         })
-      const runtime = yield* Effect.runtime<never>()
-      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, runtime, settle)
+      const services = yield* Effect.context<never>()
+      const queue = makeSettlementQueue({} as pg.Pool, { maxBatch: 128, maxInFlight: 1 }, services, settle)
       const before = yield* counted("arbiter_ledger_settlement_retries_total")
       const ticket = queue.submit(run("away"))
       assert.strictEqual(queue.waiting(), 1)

@@ -18,7 +18,7 @@ import {
 
 /** `post` as an Effect, as the provider's attempt runs it: interrupting it ends the request. */
 const postJson = (endpoint: Endpoint, body: string, timeoutMs: number): Effect.Effect<PostResponse, PostFailure> =>
-  Effect.async<PostResponse, PostFailure>((resume) => {
+  Effect.callback<PostResponse, PostFailure>((resume) => {
     const abort = post(endpoint, body, timeoutMs, (result) =>
       resume(result._tag === "Response" ? Effect.succeed(result.response) : Effect.fail(result)))
     return Effect.sync(abort)
@@ -37,7 +37,7 @@ interface Seen {
  */
 const rawServer = (answer: (index: number, socket: Socket) => void) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Server; readonly url: URL; readonly seen: Seen }>((resume) => {
+    Effect.callback<{ readonly server: Server; readonly url: URL; readonly seen: Seen }>((resume) => {
       const seen: Seen = { requests: [], connections: 0, closed: 0 }
       const server = createServer((socket) => {
         seen.connections += 1
@@ -64,7 +64,7 @@ const rawServer = (answer: (index: number, socket: Socket) => void) =>
         resume(Effect.succeed({ server, url: new URL(`http://127.0.0.1:${port}/v1/chat/completions?x=1`), seen }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => {
+    ({ server }) => Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
     })
   )
@@ -85,7 +85,7 @@ const eventually = (check: () => boolean) =>
   })
 
 describe("HttpPost: the upstream client", () => {
-  it.scopedLive("sends the prepared headers and the body, reads the answer and its headers, and reuses connections", () =>
+  it.live("sends the prepared headers and the body, reads the answer and its headers, and reuses connections", () =>
     Effect.gen(function*() {
       const { seen, url } = yield* rawServer((index, socket) =>
         socket.write(ok(`{"n":${index}}`, `x-request-id: req-${index}\r\nretry-after: 7\r\n`))
@@ -106,7 +106,7 @@ describe("HttpPost: the upstream client", () => {
       assert.strictEqual(seen.requests[0]!.body, `{"question":"é"}`)
     }))
 
-  it.scopedLive("reads a chunked answer, and an answer whose connection closes after it", () =>
+  it.live("reads a chunked answer, and an answer whose connection closes after it", () =>
     Effect.gen(function*() {
       const { seen, url } = yield* rawServer((index, socket) => {
         if (index === 0) {
@@ -122,12 +122,12 @@ describe("HttpPost: the upstream client", () => {
       assert.deepStrictEqual(chunked, { status: 503, body: `{"a":1}`, requestId: null, retryAfter: null })
       const closing = yield* postJson(endpoint, "{}", 5_000)
       assert.strictEqual(closing.body, "{}")
-      const third = yield* Effect.either(postJson(endpoint, "{}", 5_000))
-      assert.isTrue(third._tag === "Right" && third.right.body === "{}")
+      const third = yield* Effect.result(postJson(endpoint, "{}", 5_000))
+      assert.isTrue(third._tag === "Success" && third.success.body === "{}")
       assert.strictEqual(seen.connections, 2, "a new connection after the one the server closed")
     }))
 
-  it.scopedLive("an answer over 8 MiB is cut off as too large and its connection closed", () =>
+  it.live("an answer over 8 MiB is cut off as too large and its connection closed", () =>
     Effect.gen(function*() {
       const { seen, url } = yield* rawServer((_, socket) => {
         socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${MAX_RESPONSE_BYTES + 1}\r\n\r\n`)
@@ -139,7 +139,7 @@ describe("HttpPost: the upstream client", () => {
       assert.isTrue(yield* eventually(() => seen.closed === 1), "the connection is closed")
     }))
 
-  it.scopedLive("no answer within the timeout: Timeout, and the connection is closed", () =>
+  it.live("no answer within the timeout: Timeout, and the connection is closed", () =>
     Effect.gen(function*() {
       const { seen, url } = yield* rawServer(() => undefined)
       const endpoint = yield* endpointFor(url)
@@ -150,24 +150,24 @@ describe("HttpPost: the upstream client", () => {
       assert.isTrue(yield* eventually(() => seen.closed === 1), "the connection is closed")
     }))
 
-  it.scopedLive("interrupting the call closes its connection", () =>
+  it.live("interrupting the call closes its connection", () =>
     Effect.gen(function*() {
       const { seen, url } = yield* rawServer(() => undefined)
       const endpoint = yield* endpointFor(url)
-      const fiber = yield* Effect.fork(postJson(endpoint, "{}", 10_000))
+      const fiber = yield* Effect.forkChild(postJson(endpoint, "{}", 10_000))
       assert.isTrue(yield* eventually(() => seen.requests.length === 1))
       const exit = yield* Fiber.interrupt(fiber)
-      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(Exit.hasInterrupts(exit))
       assert.isTrue(yield* eventually(() => seen.closed === 1), "the connection is closed")
     }))
 
-  it.scopedLive("a connection closed before the answer and a refused connection fail as connection errors", () =>
+  it.live("a connection closed before the answer and a refused connection fail as connection errors", () =>
     Effect.gen(function*() {
       const { url } = yield* rawServer((_, socket) => socket.destroy())
       const endpoint = yield* endpointFor(url)
       assert.deepStrictEqual(yield* Effect.flip(postJson(endpoint, "{}", 5_000)), { _tag: "Connection", code: "ECONNRESET" })
       const { server, url: closedUrl } = yield* rawServer(() => undefined)
-      yield* Effect.async<void>((resume) => {
+      yield* Effect.callback<void>((resume) => {
         server.close(() => resume(Effect.void))
       })
       const refused = yield* endpointFor(closedUrl)

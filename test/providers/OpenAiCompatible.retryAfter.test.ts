@@ -30,12 +30,12 @@ const completion = JSON.stringify({
 })
 
 /** An upstream answering scripted statuses (with `Retry-After`), then 200; it records each request's arrival. */
-class RetryUpstream extends Context.Tag("test/RetryUpstream")<RetryUpstream, {
+class RetryUpstream extends Context.Service<RetryUpstream, {
   readonly url: string
   readonly script: (...replies: ReadonlyArray<Reply>) => Effect.Effect<void>
   readonly arrivals: Effect.Effect<ReadonlyArray<number>>
-}>() {
-  static readonly layer = Layer.scoped(
+}>()("test/RetryUpstream") {
+  static readonly layer = Layer.effect(
     RetryUpstream,
     Effect.gen(function*() {
       let queue: Array<Reply> = []
@@ -52,8 +52,8 @@ class RetryUpstream extends Context.Tag("test/RetryUpstream")<RetryUpstream, {
         })
       })
       yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-        () => Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.callback<void>((resume) => {
           server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })
@@ -84,17 +84,16 @@ const readWith = (deadlineInMs: number) =>
       maxRetries: 3
     })
     const deadline = (yield* Clock.currentTimeMillis) + deadlineInMs
-    return yield* (provider as ModelProvider["Type"]).read(choiceRead, { deadline })
+    return yield* (provider as ModelProvider["Service"]).read(choiceRead, { deadline })
   }).pipe(Effect.scoped)
 
 const gaps = (arrivals: ReadonlyArray<number>) => arrivals.slice(1).map((at, i) => at - arrivals[i]!)
 
 const counterValue = (name: string, tags: Readonly<Record<string, string>>): number => {
-  const pair = Metric.unsafeSnapshot().find((p) =>
-    p.metricKey.name === name &&
-    Object.entries(tags).every(([key, value]) => p.metricKey.tags.some((tag) => tag.key === key && tag.value === value))
+  const snapshot = Metric.snapshotUnsafe(Context.empty()).find((s) =>
+    s.id === name && Object.entries(tags).every(([key, value]) => s.attributes?.[key] === value)
   )
-  return pair === undefined ? 0 : Number((pair.metricState as unknown as { count: number }).count)
+  return snapshot === undefined ? 0 : Number((snapshot.state as unknown as { count: number }).count)
 }
 
 describe("retryAfterMs", () => {

@@ -114,7 +114,7 @@ layer(FakeUpstream.layer, { excludeTestServices: true })("OpenAiCompatible: requ
       const exporter = new InMemorySpanExporter()
       // Read the spans before the layer closes: shutting the exporter down clears them.
       const spans = yield* readWith(read).pipe(
-        Effect.zipRight(Effect.sync(() => exporter.getFinishedSpans().filter((span) => span.name === "model.call"))),
+        Effect.andThen(Effect.sync(() => exporter.getFinishedSpans().filter((span) => span.name === "model.call"))),
         Effect.provide(NodeSdk.layer(() => ({
           resource: { serviceName: "test" },
           spanProcessor: new SimpleSpanProcessor(exporter)

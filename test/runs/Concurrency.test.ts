@@ -3,7 +3,7 @@
  * exactly N; one idempotency key sent concurrently, to one server or to two independent servers (real processes on
  * PostgreSQL) sharing the database, creates one run and one charge; the invariants hold after each.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"

@@ -7,9 +7,9 @@
  * credential, content type, JSON, decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict,
  * credit and the key's rate limit.
  */
-import { HttpApi } from "@effect/platform"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Layer, Option, ParseResult, type Schema } from "effect"
+import { Effect, Exit, Layer, Schema } from "effect"
+import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
 import { Api } from "../../schema/Api.js"
 import { DirectRoutes } from "../../src/http/DirectRoutes.js"
@@ -91,7 +91,7 @@ const run = JSON.stringify(oneQuestion())
 const cases: ReadonlyArray<readonly [string, (url: string, caller: Caller) => Effect.Effect<RawResponse, Error>]> = [
   ["a run", (url, c) => post(url, c.secret, run, { "idempotency-key": `${c.tag}-run`, "x-request-id": "given.id-1" })],
   ["its replay", (url, c) =>
-    Effect.zipRight(
+    Effect.andThen(
       post(url, c.secret, run, { "idempotency-key": `${c.tag}-replayed` }),
       post(url, c.secret, run, { "idempotency-key": `${c.tag}-replayed` })
     )],
@@ -108,13 +108,13 @@ const cases: ReadonlyArray<readonly [string, (url: string, caller: Caller) => Ef
   ["a bad question set", (url, c) =>
     post(url, c.secret, JSON.stringify({ kind: "decision", state: "s", questions: {} }), { "idempotency-key": `${c.tag}-q` })],
   ["a conflicting reuse of a key", (url, c) =>
-    Effect.zipRight(
+    Effect.andThen(
       post(url, c.secret, run, { "idempotency-key": `${c.tag}-conflict` }),
       post(url, c.secret, JSON.stringify(oneQuestion({ state: "another" })), { "idempotency-key": `${c.tag}-conflict` })
     )],
   ["no credit", (url, c) => post(url, c.broke, run, { "idempotency-key": `${c.tag}-broke`, "x-request-id": "bad id with spaces" })],
   ["a key over its rate", (url, c) =>
-    Effect.zipRight(
+    Effect.andThen(
       post(url, c.limited, run, { "idempotency-key": `${c.tag}-rate-1` }),
       post(url, c.limited, run, { "idempotency-key": `${c.tag}-rate-2` })
     )]
@@ -142,7 +142,7 @@ layer(
   { excludeTestServices: true, timeout: "120 seconds" }
 )("POST /v1/runs served directly", (it) => {
   describe("answers as the API's router does", () => {
-    it.scoped("every case, sent to both servers, reads the same", () =>
+    it.effect("every case, sent to both servers, reads the same", () =>
       Effect.gen(function*() {
         const direct = (yield* ServerAddress).url
         const routed = yield* startSecondServerWith({ directRoutes: Layer.succeed(DirectRoutes, []) })
@@ -193,19 +193,19 @@ describe("the route decodes the body alone", () => {
   // The direct route decodes only the payload (RouteTable.decodePayloadNow): it relies on the endpoint's headers
   // schema refusing no request and its path taking no parameters, which is what HttpApi decodes besides.
   it("POST /v1/runs: no path parameters, and a headers schema that decodes any headers Node hands over", () => {
-    let found: { readonly headers: Option.Option<unknown>; readonly path: Option.Option<unknown> } | undefined
+    let found: { readonly headers: Schema.Top | undefined; readonly path: Schema.Top | undefined } | undefined
     HttpApi.reflect(Api, {
       onGroup: () => {},
       onEndpoint: ({ endpoint }) => {
         if (endpoint.method === "POST" && endpoint.path === "/v1/runs") {
-          found = { headers: endpoint.headersSchema, path: endpoint.pathSchema }
+          found = { headers: endpoint.headers, path: endpoint.params }
         }
       }
     })
     assert.isDefined(found)
-    assert.isTrue(Option.isNone(found!.path))
-    assert.isTrue(Option.isSome(found!.headers))
-    const decode = ParseResult.decodeUnknownEither(Option.getOrThrow(found!.headers) as Schema.Schema<unknown, unknown, never>)
+    assert.isUndefined(found!.path)
+    assert.isDefined(found!.headers)
+    const decode = Schema.decodeUnknownExit(found!.headers as Schema.Codec<unknown, unknown>)
     const header = fc.string({ minLength: 1, maxLength: 20 }).map((name) => name.toLowerCase())
     const value = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constant(""))
     fc.assert(fc.property(
@@ -213,7 +213,7 @@ describe("the route decodes the body alone", () => {
       fc.option(value, { nil: undefined }),
       (headers, key) => {
         const given = key === undefined ? headers : { ...headers, "idempotency-key": key }
-        return decode(given)._tag === "Right"
+        return Exit.isSuccess(decode(given))
       }
     ))
   })

@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { optionsOf } from "../../src/runs/Criteria.js"
 import type { QuestionType } from "../../src/providers/ModelProvider.js"
 
 const problem = (type: QuestionType, criteria: unknown): string => {
   const result = optionsOf(type, criteria)
-  return Either.isLeft(result) ? result.left : assert.fail("the criteria were accepted")
+  return Result.isFailure(result) ? result.failure : assert.fail("the criteria were accepted")
 }
 const names = (count: number) => Array.from({ length: count }, (_, i) => `option${i + 1}`)
 const nulls = (keys: ReadonlyArray<string>) => Object.fromEntries(keys.map((key) => [key, null]))
@@ -14,11 +14,11 @@ describe("optionsOf", () => {
   it("reads score levels from an array or an object, lowest first, integer-like names in numeric order", () => {
     assert.deepStrictEqual(
       optionsOf("score", { low: "fine", high: "bad" }),
-      Either.right([{ name: "low", description: "fine" }, { name: "high", description: "bad" }])
+      Result.succeed([{ name: "low", description: "fine" }, { name: "high", description: "bad" }])
     )
     assert.deepStrictEqual(
-      Either.map(optionsOf("score", { "10": null, "2": null }), (options) => options.map((o) => o.name)),
-      Either.right(["2", "10"])
+      Result.map(optionsOf("score", { "10": null, "2": null }), (options) => options.map((o) => o.name)),
+      Result.succeed(["2", "10"])
     )
   })
 
@@ -27,7 +27,7 @@ describe("optionsOf", () => {
     assert.strictEqual(problem("choice", nulls(names(1))), "choice needs 2 to 20 options, got 1")
     assert.strictEqual(problem("score", ["only"]), "score needs 2 to 20 levels, got 1")
     assert.strictEqual(problem("score", names(21)), "score needs 2 to 20 levels, got 21")
-    assert.isTrue(Either.isRight(optionsOf("choice", nulls(names(20)))))
+    assert.isTrue(Result.isSuccess(optionsOf("choice", nulls(names(20)))))
   })
 
   it("checks criteria shapes", () => {
@@ -47,7 +47,7 @@ describe("optionsOf", () => {
   it("checks noul criteria", () => {
     assert.deepStrictEqual(
       optionsOf("noul", { true: "it holds" }),
-      Either.right([{ name: "yes", description: "it holds" }, { name: "no", description: null }])
+      Result.succeed([{ name: "yes", description: "it holds" }, { name: "no", description: null }])
     )
     assert.strictEqual(problem("noul", { true: "a", maybe: "b" }), `noul criteria accept only the keys "true" and "false", got "maybe"`)
     assert.strictEqual(problem("noul", "yes"), `noul criteria must be an object {"true": ..., "false": ...}`)

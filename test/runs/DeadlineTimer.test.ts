@@ -8,7 +8,7 @@
  * (docs/ledger.md, "Batches: one transaction in flight"), so the run's batch waits behind it. PostgreSQL only: the
  * embedded database's connections share one session, where a lock holds no one back.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
 import { codeOf } from "../support/Api.js"
@@ -20,7 +20,7 @@ import { seedOrganization } from "../support/Seed.js"
 import { databaseMode } from "../support/TestDatabase.js"
 import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
-const poll = Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds"))
+const poll = Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "10 seconds" }))
 
 layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 seconds" })("a deadline answered from its timer", (it) => {
   describe.skipIf(databaseMode() !== "postgres")("settlement queued past the deadline (PostgreSQL)", () => {
@@ -37,7 +37,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         // The blocking run is admitted and at the model; then its organization's account is locked, and its
         // settlement, once the model answers, waits for that lock.
         yield* upstream.hold
-        const blocking = yield* Effect.fork(postRun(blocker.secret, oneQuestion({ deadline_ms: 20_000 }), freshKey()))
+        const blocking = yield* Effect.forkChild(postRun(blocker.secret, oneQuestion({ deadline_ms: 20_000 }), freshKey()))
         yield* upstream.requests.pipe(Effect.filterOrFail((requests) => requests.length === 1), Effect.retry(poll))
         const lock = yield* holdAccountLock(blocker.organizationId)
         yield* upstream.release

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Either, Exit, Layer } from "effect"
+import { Cause, Deferred, Effect, Result, Exit, Layer } from "effect"
 import { ProviderUnavailable } from "../../schema/Errors.js"
 import { LocalModel } from "../../src/providers/LocalModel.js"
 import { ModelProvider, ProviderFailure } from "../../src/providers/ModelProvider.js"
@@ -13,7 +13,7 @@ import { compileQuestions } from "../../src/runs/Questions.js"
 import type { CompileOptions, WireQuestion } from "../../src/runs/Questions.js"
 
 const plan = (questions: Record<string, WireQuestion>, options?: CompileOptions): DecisionPlan =>
-  Either.getOrThrow(compileQuestions(questions, options))
+  Result.getOrThrow(compileQuestions(questions, options))
 
 const options = (overrides: Partial<DecisionOptions> = {}): DecisionOptions => ({
   state: "ticket: the printer is on fire",
@@ -170,14 +170,14 @@ describe("executeDecision", () => {
       const failed: ModelCall = { ...succeeded(), status: "failed", inputTokens: 0, outputTokens: 0 }
       const provider = scripted((read) =>
         read.instructions === "a"
-          ? Effect.zipRight(
+          ? Effect.andThen(
             Deferred.await(bStarted),
-            Effect.zipRight(
+            Effect.andThen(
               Deferred.succeed(aFailed, undefined),
               Effect.fail(new ProviderFailure({ error: new ProviderUnavailable({ message: "down" }), calls: [failed] }))
             )
           )
-          : Effect.zipRight(Deferred.succeed(bStarted, undefined), Effect.as(Deferred.await(aFailed), [0.3, 0.7]))
+          : Effect.andThen(Deferred.succeed(bStarted, undefined), Effect.as(Deferred.await(aFailed), [0.3, 0.7]))
       )
       const result = yield* executeDecision(
         plan({
@@ -215,7 +215,7 @@ describe("executeDecision", () => {
           options()
         ).pipe(Effect.provide(provider.layer))
       )
-      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
       assert.deepStrictEqual(provider.reads.map((read) => read.instructions), ["a", "b"], "nothing read after the defect")
     }))
 

@@ -1,5 +1,5 @@
 import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Either } from "effect"
+import { Clock, Effect, Result } from "effect"
 import { letterPromptBytes as promptBytes } from "../../src/providers/LetterReadout.js"
 import type { NoulAnswer } from "../../src/runs/Answers.js"
 import { callOccurred } from "../../src/runs/DecisionEngine.js"
@@ -22,7 +22,7 @@ const runWith = (traced: boolean) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const { deadlineInMs, ...rest } = overrides
-    return yield* executeDecision(Either.getOrThrow(compileQuestions(questions)), {
+    return yield* executeDecision(Result.getOrThrow(compileQuestions(questions)), {
       state: "subject: invoice 42 was charged twice",
       draws: 1,
       thinkTokens: 0,

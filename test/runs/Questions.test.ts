@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidDecisionQuestions } from "../../schema/Errors.js"
 import type { DecisionPlan } from "../../src/runs/DecisionPlan.js"
 import { compileQuestions } from "../../src/runs/Questions.js"
@@ -19,16 +19,16 @@ const choice = (names: ReadonlyArray<string>, extra: Partial<WireQuestion> = {})
 
 const compiled = (questions: Record<string, WireQuestion>, options?: CompileOptions): DecisionPlan => {
   const result = compileQuestions(questions, options)
-  if (Either.isLeft(result)) return assert.fail(result.left.message)
-  return result.right
+  if (Result.isFailure(result)) return assert.fail(result.failure.message)
+  return result.success
 }
 
 const refusal = (questions: Record<string, unknown>, options?: CompileOptions): string => {
   const result = compileQuestions(questions as Record<string, WireQuestion>, options)
-  if (Either.isRight(result)) return assert.fail("the question set was accepted")
-  assert.instanceOf(result.left, InvalidDecisionQuestions)
-  assert.strictEqual(result.left._tag, "invalid_decision_questions")
-  return result.left.message
+  if (Result.isSuccess(result)) return assert.fail("the question set was accepted")
+  assert.instanceOf(result.failure, InvalidDecisionQuestions)
+  assert.strictEqual(result.failure._tag, "invalid_decision_questions")
+  return result.failure.message
 }
 
 const names = (count: number) => Array.from({ length: count }, (_, i) => `option${i + 1}`)

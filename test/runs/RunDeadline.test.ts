@@ -6,7 +6,7 @@
  * way at that moment is waited for, and its outcome is the caller's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Exit, Schema } from "effect"
+import { Deferred, Effect, Result, Exit, Schema } from "effect"
 import { RunRequest } from "../../schema/RunsApi.js"
 import type { CallRecorderService } from "../../src/ledger/CallRecorder.js"
 import type { AdmissionOutcome, RunLedgerService, SettlementResult } from "../../src/ledger/RunLedger.js"
@@ -25,12 +25,12 @@ import { oneQuestion } from "../support/Runs.js"
 
 const DeadlineMs = 200
 
-const spec = Either.getOrThrow(
+const spec = Result.getOrThrow(
   compileRunSpec(Schema.decodeUnknownSync(RunRequest)(oneQuestion({ deadline_ms: DeadlineMs })), { id: "m", alias: "m" })
 )
 
 /** An upstream that answers every read at once, "yes" at 0.9. */
-const provider: ModelProvider["Type"] = {
+const provider: ModelProvider["Service"] = {
   identity: { provider: "openai", modelId: "m" },
   read: () =>
     Effect.succeed({
@@ -88,7 +88,7 @@ const heldLedger = (attempting: boolean) =>
       admitNow: (request, done) => done(Exit.succeed(admitted(request))),
       settle: (_run, end) => {
         let current = end
-        Deferred.unsafeDone(settling, Exit.void)
+        Deferred.doneUnsafe(settling, Exit.void)
         const commit = (): SettlementResult => {
           stored = current
           return { balanceMicros: null, rechargeDue: false, settledAt: new Date(), end: current, refused: false }
@@ -121,7 +121,7 @@ const start = (context: RunContext, traced = false) =>
   Effect.gen(function*() {
     const answered = yield* Deferred.make<{ readonly exit: Exit.Exit<RunOutcome, WorkError>; readonly at: number }>()
     const settled = yield* Deferred.make<Exit.Exit<RunOutcome, WorkError>>()
-    const fibers = { ...runFibers(yield* Effect.runtime<never>(), { requestId: "req_test" }), traced }
+    const fibers = { ...runFibers(yield* Effect.context<never>(), { requestId: "req_test" }), traced }
     const started = Date.now()
     let answers = 0
     runNow(
@@ -131,9 +131,9 @@ const start = (context: RunContext, traced = false) =>
       { started },
       (exit) => {
         answers++
-        Deferred.unsafeDone(answered, Exit.succeed({ exit, at: Date.now() }))
+        Deferred.doneUnsafe(answered, Exit.succeed({ exit, at: Date.now() }))
       },
-      (exit) => Deferred.unsafeDone(settled, Exit.succeed(exit))
+      (exit) => Deferred.doneUnsafe(settled, Exit.succeed(exit))
     )
     return { answered, settled, started, answers: () => answers }
   })

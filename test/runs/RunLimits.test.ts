@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { Result, FastCheck as fc } from "effect"
 import { InputTooLarge } from "../../schema/Errors.js"
 import {
   callCostMicros,
@@ -64,15 +64,15 @@ describe("Pricing", () => {
   })
 
   it("checks the estimate against the kind's limit", () => {
-    assert.deepStrictEqual(checkInputEstimate("decision", DECISION_INPUT_LIMIT), Either.right(DECISION_INPUT_LIMIT))
+    assert.deepStrictEqual(checkInputEstimate("decision", DECISION_INPUT_LIMIT), Result.succeed(DECISION_INPUT_LIMIT))
     const over = checkInputEstimate("decision", DECISION_INPUT_LIMIT + 1)
-    assert.isTrue(Either.isLeft(over) && over.left instanceof InputTooLarge)
+    assert.isTrue(Result.isFailure(over) && over.failure instanceof InputTooLarge)
     assert.strictEqual(
-      Either.isLeft(over) ? over.left.message : "",
+      Result.isFailure(over) ? over.failure.message : "",
       "estimated input of 262145 tokens is over the decision limit of 262144 tokens"
     )
-    assert.isTrue(Either.isLeft(checkInputEstimate("verdict", 64_001)))
-    assert.isTrue(Either.isRight(checkInputEstimate("verdict", 64_000)))
+    assert.isTrue(Result.isFailure(checkInputEstimate("verdict", 64_001)))
+    assert.isTrue(Result.isSuccess(checkInputEstimate("verdict", 64_000)))
   })
 
   it("sets default deadlines: 30 s plus up to 120 s scaled by input, rounded up, at most 150 s", () => {

@@ -4,7 +4,7 @@
  * that occurred when it fails after one; still `pending` (holds released, nothing charged, replays 202) when it
  * fails before any call occurred. Each upstream failure maps to its code.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { call, codeOf } from "../support/Api.js"
@@ -31,7 +31,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
       const organization = yield* seedOrganization({ billing: true })
       yield* grantCredit(organization.organizationId, 50_000)
       yield* upstream.setLatency(400)
-      const fiber = yield* Effect.fork(postRun(organization.secret, oneQuestion()))
+      const fiber = yield* Effect.forkChild(postRun(organization.secret, oneQuestion()))
       yield* Effect.sleep("250 millis")
       const sql = yield* SqlClient.SqlClient
       const [during] = yield* sql<{ state: string; held: boolean; reserved: number; quota: number }>`

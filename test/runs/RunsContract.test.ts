@@ -2,9 +2,9 @@
  * The runs routes against the shared route contract (authentication, every scope, the whole role table), plus what
  * the built-in local model answers with the embedded defaults, Server-Timing on refusals, and the sweeper.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import type { ServerAddress } from "../../src/http/Listen.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { sweepOnce } from "../../src/ledger/Sweeper.js"
@@ -27,7 +27,7 @@ const existingRun = (suffix: string): RouteCase<ServerAddress> => ({
 
 /** The admission request of the one-question run of `POST /v1/runs`, made directly (to control its deadline). */
 const oneQuestionAdmission = (organizationId: string, idempotencyKey: string, deadline: number) => {
-  const spec = Either.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
+  const spec = Result.getOrThrow(compileRunSpec(oneQuestion() as any, { id: "decision-1", alias: "decision-latest" }))
   return {
     organizationId,
     origin: "runs" as const,

@@ -4,7 +4,7 @@
  * it walks, returns every run that existed before it exactly once, in the list's order; offset pages carry a cursor
  * too; `cursor` with `offset`, or a cursor this organization's run list did not issue, is `400 invalid_body`.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { call, codeOf } from "../support/Api.js"

@@ -19,10 +19,10 @@ import { type TcpProxy, tcpProxy } from "./TcpProxy.js"
 import { freshDatabaseSettings } from "./TestDatabase.js"
 
 /** The running children, in start order. */
-export class ChildServers extends Context.Tag("test/ChildServers")<ChildServers, ReadonlyArray<Child>>() {}
+export class ChildServers extends Context.Service<ChildServers, ReadonlyArray<Child>>()("test/ChildServers") {}
 
 /** The TCP proxy the children reach PostgreSQL through, when asked for (`viaProxy`). */
-export class DatabaseProxy extends Context.Tag("test/DatabaseProxy")<DatabaseProxy, TcpProxy>() {}
+export class DatabaseProxy extends Context.Service<DatabaseProxy, TcpProxy>()("test/DatabaseProxy") {}
 
 /**
  * Options of the children: how many, settings as environment variables (merged over the test defaults), and whether
@@ -53,7 +53,7 @@ const databaseEnv = (settings: Partial<Settings>): Record<string, string> =>
  * client and the directory services over the same database, and the test's `AppConfig`.
  */
 export const ChildServersLive = (options: ChildServerOptions = {}) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const settings = yield* freshDatabaseSettings
       const postgres = Option.isSome(settings.databaseUrl)
@@ -97,4 +97,4 @@ export const ChildServersLive = (options: ChildServerOptions = {}) =>
         Layer.succeed(ServerAddress, { host: first.hostname, port: Number(first.port), url: children[0]!.url })
       ).pipe(Layer.provideMerge(config))
     })
-  ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+  ).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))

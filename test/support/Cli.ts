@@ -7,7 +7,7 @@
  * (`node --import tsx src/cli.ts`), for what only a real process shows: its exit code, its pipes, its own discovery
  * of the server that owns the embedded files.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { ConfigProvider, Console, Effect, Layer, Option, Redacted } from "effect"
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -41,15 +41,7 @@ const capturingConsole = (base: Console.Console) => {
   const output = { stdout: "", stderr: "" }
   const toStdout = (...args: ReadonlyArray<unknown>) => void (output.stdout += `${format(...args)}\n`)
   const toStderr = (...args: ReadonlyArray<unknown>) => void (output.stderr += `${format(...args)}\n`)
-  const console: Console.Console = {
-    ...base,
-    log: (...args) => Effect.sync(() => toStdout(...args)),
-    info: (...args) => Effect.sync(() => toStdout(...args)),
-    debug: (...args) => Effect.sync(() => toStdout(...args)),
-    error: (...args) => Effect.sync(() => toStderr(...args)),
-    warn: (...args) => Effect.sync(() => toStderr(...args)),
-    unsafe: { ...base.unsafe, log: toStdout, info: toStdout, debug: toStdout, error: toStderr, warn: toStderr }
-  }
+  const console: Console.Console = { ...base, log: toStdout, info: toStdout, debug: toStdout, error: toStderr, warn: toStderr }
   return { console, output }
 }
 
@@ -73,15 +65,15 @@ export const runCliWith = (
   env: Record<string, string>,
   args: ReadonlyArray<string>,
   output: CliOutput = { stdoutIsTerminal: false, stderrIsTerminal: false, noColor: undefined },
-  database: Option.Option<CliDatabase["Type"]> = Option.none()
+  database: Option.Option<CliDatabase["Service"]> = Option.none()
 ) =>
   Effect.gen(function*() {
-    const { console, output: captured } = capturingConsole(yield* Effect.console)
+    const { console, output: captured } = capturingConsole(yield* Console.Console)
     const run = runCliInProcess(args, output).pipe(
       Effect.provide(AppConfig.layer),
-      Effect.provide(NodeContext.layer),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
-      Effect.withConsole(console)
+      Effect.provide(NodeServices.layer),
+      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
+      Effect.provideService(Console.Console, console)
     )
     const code = yield* Option.match(database, {
       onNone: () => run,
@@ -99,7 +91,7 @@ export const runCli = (args: ReadonlyArray<string>, output?: CliOutput) =>
 
 /** Runs `cli <args>` as a child process whose environment is `env` (and PATH and HOME) alone. */
 export const runCliProcessWith = (env: Record<string, string>, args: ReadonlyArray<string>) =>
-  Effect.async<CliResult>((resume) => {
+  Effect.callback<CliResult>((resume) => {
     execFile(
       process.execPath,
       ["--import", "tsx", "src/cli.ts", ...args],

@@ -3,8 +3,8 @@
  * heartbeat stopped a while ago, as if another process had admitted them and been killed; `untilSteady` waits until
  * this process may take silent holders for dead (a whole lease TTL of its own heartbeats).
  */
-import { SqlClient } from "@effect/sql"
 import { Effect, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { LedgerHolder } from "../../src/ledger/Holder.js"
 
@@ -22,5 +22,5 @@ export const handToDeadHolder = (runIds: ReadonlyArray<string>) =>
 export const untilSteady = Effect.flatMap(LedgerHolder, (holder) =>
   Effect.retry(
     Effect.filterOrFail(Effect.sync(() => holder.steady()), (steady) => steady),
-    Schedule.spaced("100 millis").pipe(Schedule.upTo("60 seconds"))
+    Schedule.spaced("100 millis").pipe(Schedule.upTo({ duration: "60 seconds" }))
   ).pipe(Effect.orDie))

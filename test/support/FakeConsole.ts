@@ -38,9 +38,9 @@ export interface FakeConsoleService {
 }
 
 /** The console stand-in as a service. */
-export class FakeConsole extends Context.Tag("FakeConsole")<FakeConsole, FakeConsoleService>() {
+export class FakeConsole extends Context.Service<FakeConsole, FakeConsoleService>()("FakeConsole") {
   /** A JWKS server with one published EdDSA key `k1`. */
-  static readonly layer = Layer.scoped(
+  static readonly layer = Layer.effect(
     FakeConsole,
     Effect.gen(function*() {
       const keys = new Map<string, SigningKey>()
@@ -54,11 +54,11 @@ export class FakeConsole extends Context.Tag("FakeConsole")<FakeConsole, FakeCon
         response.writeHead(200, { "content-type": "application/json" }).end(body)
       })
       yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           server.listen(0, "127.0.0.1", () => resume(Effect.void))
         }),
         () =>
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             server.close(() => resume(Effect.void))
           })
       )

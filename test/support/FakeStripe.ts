@@ -490,7 +490,7 @@ export const checkoutCompletedWebhook = (
 )
 
 /** The fake Stripe as an Effect service, started for a layer's lifetime. */
-export class FakeStripe extends Context.Tag("test/FakeStripe")<FakeStripe, {
+export class FakeStripe extends Context.Service<FakeStripe, {
   readonly server: FakeStripeServer
   readonly processorOptions: (overrides?: Partial<StripeProcessorOptions>) => StripeProcessorOptions
   readonly script: (endpoint: StripeEndpoint, ...replies: ReadonlyArray<FakeStripeReply>) => Effect.Effect<void>
@@ -499,9 +499,9 @@ export class FakeStripe extends Context.Tag("test/FakeStripe")<FakeStripe, {
   readonly seedCustomer: (email?: string) => Effect.Effect<string>
   readonly completeSession: (sessionId: string, options?: { readonly paymentMethodId?: string }) => Effect.Effect<any>
   readonly reset: Effect.Effect<void>
-}>() {
+}>()("test/FakeStripe") {
   /** Starts the server when the layer is built and closes it when the layer is released. */
-  static readonly layer: Layer.Layer<FakeStripe> = Layer.scoped(
+  static readonly layer: Layer.Layer<FakeStripe> = Layer.effect(
     FakeStripe,
     Effect.map(
       Effect.acquireRelease(Effect.promise(() => startFakeStripe()), (server) => Effect.promise(server.close)),

@@ -237,7 +237,7 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
 }
 
 /** The fake upstream as an Effect service, started for a layer's lifetime. */
-export class FakeUpstream extends Context.Tag("test/FakeUpstream")<FakeUpstream, {
+export class FakeUpstream extends Context.Service<FakeUpstream, {
   readonly url: string
   readonly script: (...replies: ReadonlyArray<UpstreamReply>) => Effect.Effect<void>
   readonly respondWith: (responder: Responder) => Effect.Effect<void>
@@ -246,9 +246,9 @@ export class FakeUpstream extends Context.Tag("test/FakeUpstream")<FakeUpstream,
   readonly hold: Effect.Effect<void>
   readonly release: Effect.Effect<void>
   readonly reset: Effect.Effect<void>
-}>() {
+}>()("test/FakeUpstream") {
   /** Starts the server when the layer is built and closes it when the layer is released. */
-  static readonly layer: Layer.Layer<FakeUpstream> = Layer.scoped(
+  static readonly layer: Layer.Layer<FakeUpstream> = Layer.effect(
     FakeUpstream,
     Effect.map(
       Effect.acquireRelease(Effect.promise(startFakeUpstream), (server) => Effect.promise(server.close)),
@@ -278,7 +278,7 @@ export const heldBurst = <A, E, R>(sends: ReadonlyArray<Effect.Effect<A, E, R>>)
     const before = (yield* upstream.requests).length
     let answered = 0
     yield* upstream.hold
-    const burst = yield* Effect.fork(Effect.forEach(
+    const burst = yield* Effect.forkChild(Effect.forEach(
       sends,
       (send) => Effect.tap(send, () => Effect.sync(() => void (answered += 1))),
       { concurrency: "unbounded" }

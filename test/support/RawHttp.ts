@@ -26,7 +26,7 @@ export interface RawRequest {
 
 /** Sends one request to a base URL and reads the whole answer. */
 export const rawRequest = (baseUrl: string, options: RawRequest) =>
-  Effect.async<RawResponse, Error>((resume) => {
+  Effect.callback<RawResponse, Error>((resume) => {
     const url = new URL(options.path, baseUrl)
     const headers: Record<string, string> = { ...options.headers }
     if (options.body !== undefined && options.chunked !== true) {

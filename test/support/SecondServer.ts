@@ -3,7 +3,7 @@
  * pool, admission batches and caches (built with a separate memo map). On PostgreSQL it connects with the same URL;
  * on the embedded database it goes through the owning server's socket, as the CLI does.
  */
-import { Effect, Layer, Option, Redacted, Scope } from "effect"
+import { Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { AppConfig } from "../../src/config/AppConfig.js"
@@ -31,6 +31,6 @@ export function startSecondServerWith(options: { readonly directRoutes?: DirectR
     const scope = yield* Effect.scope
     const memoMap = yield* Layer.makeMemoMap
     const context = yield* Layer.buildWithMemoMap(layer, memoMap, scope)
-    return Effect.runSync(Effect.provide(ServerAddress, context)).url
+    return Context.get(context, ServerAddress).url
   }).pipe((effect) => effect as Effect.Effect<string, unknown, AppConfig | Scope.Scope>)
 }

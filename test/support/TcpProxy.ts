@@ -18,7 +18,7 @@ export interface TcpProxy {
 /** Starts a proxy to host:port for the life of the scope. */
 export const tcpProxy = (targetHost: string, targetPort: number) =>
   Effect.acquireRelease(
-    Effect.async<{ proxy: TcpProxy; close: () => void }>((resume) => {
+    Effect.callback<{ proxy: TcpProxy; close: () => void }>((resume) => {
       const sockets = new Set<Socket>()
       let open = true
       const server = createServer((client) => {

@@ -2,9 +2,9 @@
  * The whole service on a random port over a database of its own, for HTTP tests: the same layers `npm start` runs,
  * with settings overridden per test file. Exposes the base URL and an HttpClient that prefixes it.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { ConfigProvider, Effect, Layer, Option, References } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { AppConfig, type Settings } from "../../src/config/AppConfig.js"
 import { DatabaseLive } from "../../src/db/Sql.js"
 import { ServerAddress } from "../../src/http/Listen.js"
@@ -19,7 +19,7 @@ import { freshDatabaseSettings } from "./TestDatabase.js"
 
 /** Settings for a test server: no environment leaks in except what the test sets. */
 export const testConfigLayer = (overrides: Partial<Settings> = {}) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     // Load shedding is off: test files share a busy machine, and a slow moment must not shed a test's request
     // (test/http/Overload.test.ts turns it on).
     Effect.map(freshDatabaseSettings, (database) => AppConfig.layerWith({
@@ -29,7 +29,7 @@ export const testConfigLayer = (overrides: Partial<Settings> = {}) =>
       ...database,
       ...overrides
     }))
-  ).pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))))
+  ).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
 
 /** An HttpClient whose relative URLs go to the test server. */
 export const TestClientLive = Layer.effect(
@@ -55,12 +55,12 @@ export const TestServerLive = (
     })),
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(testConfigLayer(overrides)),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))
   )
 
 /** The service with console sessions trusted from a FakeConsole (also provided). */
 export const TestServerWithConsoleLive = (overrides: Partial<Settings> = {}) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(FakeConsole, (console) =>
       TestServerLive({
         consoleJwksUrl: Option.some(console.jwksUrl),
@@ -75,7 +75,7 @@ export const TestServerWithUpstreamLive = (
   overrides: Partial<Settings> = {},
   options: { readonly directRoutes?: DirectRoutesLayer } = {}
 ) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(FakeUpstream, (upstream) =>
       TestServerLive({
         decisionProvider: "openai",
@@ -89,7 +89,7 @@ export const TestServerWithUpstreamLive = (
 
 /** The service on a port chosen up front, so the pages it links to (`PUBLIC_BASE_URL`) carry the real address. */
 export const TestServerOnKnownPortLive = (overrides: Partial<Settings> = {}) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(Effect.promise(freePort), (port) =>
       TestServerLive({ publicBaseUrl: Option.some(`http://127.0.0.1:${port}`), ...overrides }, { port }))
   )

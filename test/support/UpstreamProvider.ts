@@ -2,7 +2,7 @@
  * The OpenAI-compatible provider pointed at the FakeUpstream of the enclosing layer, with fast retries, for tests
  * that go through the real transport.
  */
-import { Clock, Effect, Runtime } from "effect"
+import { Clock, Effect } from "effect"
 import { ModelProvider } from "../../src/providers/ModelProvider.js"
 import type { Read, ReadOutcome, ProviderFailure } from "../../src/providers/ModelProvider.js"
 import { OpenAiCompatible } from "../../src/providers/OpenAiCompatible.js"
@@ -58,7 +58,7 @@ export const readThroughUpstream = (
     const deadline = (yield* Clock.currentTimeMillis) + (deadlineInMs ?? 10_000)
     const provider = yield* ModelProvider
     if (way !== "readNow") return yield* provider.read(read, { deadline })
-    const fork = Runtime.runFork(yield* Effect.runtime<never>())
-    return yield* Effect.async<ReadOutcome, ProviderFailure>((resume) => provider.readNow!(read, { deadline }, resume, fork))
+    const fork = Effect.runForkWith(yield* Effect.context<never>())
+    return yield* Effect.callback<ReadOutcome, ProviderFailure>((resume) => provider.readNow!(read, { deadline }, resume, fork))
   }).pipe(withUpstreamProvider(settings))
 }

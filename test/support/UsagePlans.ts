@@ -4,8 +4,8 @@
  * database would be. `explainUsage` explains the exact statements the usage routes run (UsageRepo's
  * `usageStatements`, plus the quota read) and `scansOf` lists the table scans of a plan, for assertions and printing.
  */
-import { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
+import { SqlClient, Statement } from "effect/sql"
 import { periodOf, QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { usageStatements } from "../../src/usage/UsageRepo.js"
 import type { Window } from "../../src/usage/Window.js"
@@ -85,10 +85,13 @@ export const scansOf = (plan: PlanNode): ReadonlyArray<{ readonly node: string; 
 const capturedStatement = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     let captured: readonly [string, ReadonlyArray<unknown>] | undefined
-    return Statement.withTransformer(effect, (statement) => {
+    const capture: Statement.Transformer = (statement) => {
       captured = statement.compile()
       return Effect.succeed(statement)
-    }).pipe(Effect.flatMap(() => captured === undefined ? Effect.dieMessage("no statement ran") : Effect.succeed(captured)))
+    }
+    return Effect.provideService(effect, Statement.CurrentTransformer, capture).pipe(
+      Effect.flatMap(() => captured === undefined ? Effect.die(new Error("no statement ran")) : Effect.succeed(captured))
+    )
   })
 
 /** Explains each usage statement for one organization, window and run (`analyze` also runs them, for timings). */
