@@ -6,12 +6,12 @@
  * files; `DATA_DIR/embedded.lock` names it and its socket, so the operator CLI can work through a running server
  * instead of opening the files a second time.
  */
-import { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
 import { openPglite, processIsAlive, seedFromTemplate } from "./EmbeddedTemplate.js"
 import { servePglite } from "./PgliteSocket.js"
+import { toSqlError } from "./SqlErrors.js"
 import { join, resolve } from "node:path"
 
 /** Another live process owns the embedded database files. */
@@ -99,7 +99,7 @@ const claim = (dataDir: string) =>
       }
       rmSync(lockPath(dataDir), { force: true })
     }
-    return yield* Effect.dieMessage(`could not claim ${lockPath(dataDir)}`)
+    return yield* Effect.die(new Error(`could not claim ${lockPath(dataDir)}`))
   })
 
 /** Gives a new database the template's initialised folder when it can, and says how a new database began. */
@@ -127,9 +127,9 @@ export const openEmbedded = (dataDir: string) =>
     const db = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => openPglite(join(dir, "pgdata")),
-        catch: (cause) => new SqlError({ cause, message: `could not open the embedded database in ${dir}` })
+        catch: (cause) => toSqlError(cause, `could not open the embedded database in ${dir}`)
       }),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.orElse(() => Effect.void))
+      (db) => Effect.ignore(Effect.tryPromise(() => db.close()))
     )
     const unix = join(dir, ".s.PGSQL.5432")
     const useUnix = unix.length <= MaxUnixPath
@@ -137,9 +137,9 @@ export const openEmbedded = (dataDir: string) =>
     const server = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => servePglite(db, useUnix ? { path: unix } : { host: "127.0.0.1", port: 0 }),
-        catch: (cause) => new SqlError({ cause, message: "could not serve the embedded database" })
+        catch: (cause) => toSqlError(cause, "could not serve the embedded database")
       }),
-      (server) => Effect.promise(() => server.stop()).pipe(Effect.orElse(() => Effect.void))
+      (server) => Effect.ignore(Effect.tryPromise(() => server.stop()))
     )
     const address = server.address()
     const target: SocketTarget = useUnix || typeof address === "string"

@@ -5,7 +5,8 @@
  * own table that another created an instant before (the migrator's lock of that table comes after its creation, too
  * late on an empty database).
  */
-import { Migrator, SqlClient } from "@effect/sql"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"

@@ -4,10 +4,10 @@
  * TCP keep-alive, and `bigint` columns read as JavaScript numbers (every amount is integer micro-USD, far below 2^53;
  * a value beyond that fails loudly rather than losing precision).
  */
-import { PgClient } from "@effect/sql-pg"
-import { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
 import pg from "pg"
+import { pgSqlClientLayer } from "./PgSqlClient.js"
+import { toSqlError } from "./SqlErrors.js"
 
 const parseInt8 = (value: string): number => {
   const n = Number(value)
@@ -44,7 +44,7 @@ export interface PgPoolOptions {
  * again at each execution: about 1.1 ms of its CPU per batch, spent in the bind step (docs/ledger.md). `main` keeps
  * the default: the SQL client's unnamed statements (the usage queries among them) are planned for their values.
  */
-export class PgPools extends Context.Tag("PgPools")<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>() {}
+export class PgPools extends Context.Service<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>()("PgPools") {}
 
 /**
  * Pools and connections that may run named (prepared) statements: those to PostgreSQL. The embedded database is one
@@ -76,25 +76,42 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
         }
         return pool
       },
-      catch: (cause) => new SqlError({ cause, message: "could not create the connection pool" })
+      catch: (cause) => toSqlError(cause, "could not create the connection pool")
     }),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(2_000))
   )
 
-/** A PgClient layer (also providing SqlClient and the raw `PgPools`) over pools to the target. */
+/** What the statements' spans say of the database: its name, host and port, as the connection settings give them. */
+const spanTarget = (target: PgTarget) => {
+  if (!("url" in target)) return { database: target.database, host: target.host, port: target.port }
+  try {
+    const url = new URL(target.url)
+    const user = decodeURIComponent(url.username)
+    const database = decodeURIComponent(url.pathname.replace(/^\//, ""))
+    return {
+      database: database !== "" ? database : user !== "" ? user : "postgres",
+      host: url.hostname !== "" ? url.hostname : "localhost",
+      port: url.port !== "" ? Number(url.port) : 5432
+    }
+  } catch {
+    return { database: "postgres", host: "localhost", port: 5432 }
+  }
+}
+
+/** The SQL client (PgSqlClient.ts) and the raw `PgPools`, over pools to the target. */
 export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const main = yield* makePool(target, options, false)
       yield* Effect.tryPromise({
         try: () => main.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "could not connect to the database" })
+        catch: (cause) => toSqlError(cause, "could not connect to the database")
       })
       const asyncCommit = "url" in target
         ? yield* makePool(target, { ...options, max: Math.max(2, Math.ceil(options.max / 2)) }, true)
         : main
       return Layer.merge(
-        PgClient.layerFromPool({ acquire: Effect.succeed(main), applicationName: options.applicationName ?? "arbiter", types }),
+        pgSqlClientLayer(main, spanTarget(target)),
         Layer.succeed(PgPools, { main, asyncCommit })
       )
     })

@@ -15,8 +15,8 @@
  * fires, except in a table's first minute. One process at a time analyzes (a transaction-scoped advisory lock), and
  * a round that finds nothing stale costs one catalog query.
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect, Layer, Schedule } from "effect"
 
 /** The advisory lock one analyzing process holds for its transaction ("ArSt"). */
@@ -54,11 +54,11 @@ export const refreshStatistics: Effect.Effect<ReadonlyArray<string>, SqlError, S
 )
 
 /** The statistics keeper, every `StatisticsCheckMillis` for the life of the process. */
-export const PlannerStatisticsLive = Layer.scopedDiscard(
+export const PlannerStatisticsLive = Layer.effectDiscard(
   refreshStatistics.pipe(
     Effect.tap((names) => names.length === 0 ? Effect.void : Effect.logDebug(`analyzed ${names.join(", ")}`)),
     // A database that does not answer is reported by the routes and /readyz; this loop just tries again.
-    Effect.catchAll((error) => Effect.logDebug("could not refresh the planner's statistics", error.message)),
+    Effect.catch((error) => Effect.logDebug("could not refresh the planner's statistics", error.message)),
     Effect.repeat(Schedule.spaced(StatisticsCheckMillis)),
     Effect.forkScoped
   )

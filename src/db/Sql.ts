@@ -10,10 +10,10 @@ import { migrate } from "./Migrations.js"
 import { pgClientLayer } from "./PgPool.js"
 
 /** Which kind of database is in use. */
-export class DatabaseKind extends Context.Tag("DatabaseKind")<DatabaseKind, "postgres" | "embedded">() {}
+export class DatabaseKind extends Context.Service<DatabaseKind, "postgres" | "embedded">()("DatabaseKind") {}
 
 /** The SQL client for the configured database, opening the embedded one when no URL is set. */
-export const SqlLive = Layer.unwrapScoped(
+export const SqlLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     if (Option.isSome(config.databaseUrl)) {
@@ -28,7 +28,7 @@ export const SqlLive = Layer.unwrapScoped(
 )
 
 /** The SQL client for tools (the CLI): like SqlLive, but goes through a running server that owns embedded files. */
-export const SqlForTools = Layer.unwrapScoped(
+export const SqlForTools = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     if (Option.isNone(config.databaseUrl)) {
@@ -42,7 +42,7 @@ export const SqlForTools = Layer.unwrapScoped(
 )
 
 /** Applies pending migrations, taking turns with other processes on PostgreSQL (Migrations.ts). */
-export const migrateDatabase = Effect.flatMap(DatabaseKind, (kind) => migrate(undefined, { takeTurns: kind === "postgres" }))
+export const migrateDatabase = Effect.flatMap(Effect.service(DatabaseKind), (kind) => migrate(undefined, { takeTurns: kind === "postgres" }))
 
 /** Applies pending migrations once the client is up. */
 export const MigrateOnStart = Layer.effectDiscard(

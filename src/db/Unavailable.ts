@@ -7,10 +7,11 @@
  * applied once, at each repository's edge (`orUnavailable` on its statements, `transactionOrUnavailable` on a
  * transaction it owns), so services and the HTTP boundary see the contract's errors only.
  */
-import type { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { DatabaseUnavailable } from "../../schema/Errors.js"
+import { driverCause, sqlStateOf } from "./SqlErrors.js"
 
 /**
  * SQLSTATE classes of a refused statement (PostgreSQL, Appendix A): cardinality (21), data exception (22),
@@ -19,14 +20,10 @@ import { DatabaseUnavailable } from "../../schema/Errors.js"
  */
 const DataErrorClasses = new Set(["21", "22", "23", "25", "2B", "42", "P0"])
 
-const sqlStateOf = (cause: unknown): string | undefined => {
-  const code = (cause as { code?: unknown } | null)?.code
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
-}
 
 /** Whether a SQL failure is a statement PostgreSQL refused for its data (not the database being unavailable). */
 export const isDataError = (error: SqlError): boolean => {
-  const state = sqlStateOf(error.cause)
+  const state = sqlStateOf(driverCause(error))
   return state !== undefined && (DataErrorClasses.has(state.slice(0, 2)) || state === "40002")
 }
 
@@ -35,7 +32,7 @@ export const isDataError = (error: SqlError): boolean => {
  * 40P01, or a serialization failure, 40001): the database is up and the same work can be done again at once.
  */
 export const isTransactionConflict = (error: SqlError): boolean => {
-  const state = sqlStateOf(error.cause)
+  const state = sqlStateOf(driverCause(error))
   return state === "40P01" || state === "40001"
 }
 
@@ -46,8 +43,8 @@ const isSqlError = (error: unknown): error is SqlError =>
 export const unavailableOrDie = (error: SqlError): Effect.Effect<never, DatabaseUnavailable> =>
   isDataError(error)
     ? Effect.die(error)
-    : Effect.zipRight(
-      Effect.logWarning("database failure", error.cause),
+    : Effect.andThen(
+      Effect.logWarning("database failure", driverCause(error)),
       Effect.fail(new DatabaseUnavailable({ message: "the database is not answering" }))
     )
 
@@ -64,11 +61,9 @@ export const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>
  * or a defect for a statement refused for its data. For a repository that owns a transaction spanning several calls.
  */
 export const transactionOrUnavailable = <A, E, R>(
-  sql: SqlClient.SqlClient,
+  sql: SqlClient,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, SqlError> | DatabaseUnavailable, R> =>
   orUnavailable(sql.withTransaction(effect)).pipe(
-    Effect.catchSomeDefect((defect) =>
-      isSqlError(defect) && !isDataError(defect) ? Option.some(unavailableOrDie(defect)) : Option.none()
-    )
+    Effect.catchDefect((defect) => isSqlError(defect) && !isDataError(defect) ? unavailableOrDie(defect) : Effect.die(defect))
   )

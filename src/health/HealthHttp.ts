@@ -1,5 +1,5 @@
 /** Handlers of the health group. */
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../../schema/Api.js"
 import { Readiness } from "./Readiness.js"

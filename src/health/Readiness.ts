@@ -2,8 +2,8 @@
  * Readiness: the database answers and every migration shipped with this build is applied. Bounded in time, so a
  * database that hangs makes the service unready rather than making `/readyz` hang.
  */
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { appliedVersion, readMigrations } from "../db/Migrations.js"
 
 /** The outcome of one readiness check. */
@@ -13,7 +13,7 @@ export interface ReadinessReport {
 }
 
 /** Checks whether the service can serve. */
-export class Readiness extends Context.Tag("Readiness")<Readiness, { readonly check: Effect.Effect<ReadinessReport> }>() {
+export class Readiness extends Context.Service<Readiness, { readonly check: Effect.Effect<ReadinessReport> }>()("Readiness") {
   /** Readiness against the SQL client, expecting the newest migration file shipped with this build. */
   static readonly layer = Layer.effect(
     Readiness,

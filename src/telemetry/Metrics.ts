@@ -1,12 +1,13 @@
 /**
  * The service's metrics, as Effect `Metric`s in the process-wide registry: the Prometheus listener renders them
  * (Prometheus.ts) and the OTLP exporter pushes them (Telemetry.ts), so both always show the same series. Updates
- * on the request path go through `LabelSets`: the label array of each series is built once and reused, and Effect
- * finds a series by the identity of that array, so a request costs a few map lookups and counter additions.
+ * on the request path go through `LabelSets`: the labels of each series are built once and reused, and the series'
+ * metric (the family's, with those labels as its attributes) is made once and kept, so a request costs a few map
+ * lookups and counter additions.
  * Gauges that describe state owned elsewhere (database pools, the overload guard) are read by samplers registered
  * here, run just before each scrape or push.
  */
-import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Context, Effect, Metric } from "effect"
 
 /** Buckets of the request latency histogram, in seconds. */
 export const RequestSecondsBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
@@ -20,11 +21,10 @@ const counter = (name: string, description: string) => Metric.counter(name, { de
 export const httpRequests = counter("arbiter_http_requests_total", "HTTP requests answered, by method, route and status")
 
 /** Time from a request reaching the app to its response, by `method`, `route` and `status`. */
-export const httpRequestSeconds = Metric.histogram(
-  "arbiter_http_request_duration_seconds",
-  MetricBoundaries.fromIterable(RequestSecondsBuckets),
-  "HTTP request latency in seconds, by method, route and status"
-)
+export const httpRequestSeconds = Metric.histogram("arbiter_http_request_duration_seconds", {
+  boundaries: Metric.boundariesFromIterable(RequestSecondsBuckets),
+  description: "HTTP request latency in seconds, by method, route and status"
+})
 
 /** Run requests (`POST /v1/runs`, `POST /v1/router/select`) by `route`, `outcome` and wire `code`. */
 export const runs = counter(
@@ -48,11 +48,10 @@ export const upstreamCalls = counter(
 )
 
 /** Latency of upstream model attempts by `provider`, `model`, `purpose` and `outcome`. */
-export const upstreamCallSeconds = Metric.histogram(
-  "arbiter_upstream_call_duration_seconds",
-  MetricBoundaries.fromIterable(UpstreamSecondsBuckets),
-  "Upstream model attempt latency in seconds, by provider, model, purpose and outcome"
-)
+export const upstreamCallSeconds = Metric.histogram("arbiter_upstream_call_duration_seconds", {
+  boundaries: Metric.boundariesFromIterable(UpstreamSecondsBuckets),
+  description: "Upstream model attempt latency in seconds, by provider, model, purpose and outcome"
+})
 
 /** Waits before a retried upstream attempt, by `provider` and `reason` (backoff, retry_after). */
 export const upstreamRetries = counter(
@@ -103,17 +102,16 @@ export const ledgerRefusedSettlements = counter(
   "Runs whose end PostgreSQL refused to store, by result (degraded: stored failed and billed; unsettled: not billed)"
 )
 
-/** A series' labels, built once. */
-export type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+/** A series' labels, built once (the attributes of the series' metric). */
+export type Labels = Metric.Metric.AttributeSet
 
 /** Labels from name/value pairs. */
-export const labels = (pairs: Readonly<Record<string, string>>): Labels =>
-  Object.entries(pairs).map(([key, value]) => MetricLabel.make(key, value))
+export const labels = (pairs: Readonly<Record<string, string>>): Labels => Object.freeze({ ...pairs })
 
 /**
- * Label arrays by a caller's key, built on first use and kept: the series of one metric family are few (routes x
- * statuses, outcomes x codes), and the same array must be passed on every update for Effect to find the series
- * without building its key.
+ * Labels by a caller's key, built on first use and kept: the series of one metric family are few (routes x
+ * statuses, outcomes x codes), and the same labels must be passed on every update for the series' metric to be
+ * found (`seriesOf`) without building it again.
  */
 export class LabelSets {
   private readonly sets = new Map<string, Labels>()
@@ -129,13 +127,40 @@ export class LabelSets {
   }
 }
 
+/**
+ * The context metrics are updated in outside the runtime: none of its own, so every update lands in the
+ * process-wide registry (`Metric.MetricRegistry`'s default), the one the Prometheus listener and the OTLP exporter
+ * read.
+ */
+const registryContext: Context.Context<never> = Context.empty()
+
+const seriesByFamily = new WeakMap<Metric.Metric<number, unknown>, WeakMap<Labels, Metric.Metric<number, unknown>>>()
+
+/** The metric of one series of a family: the family's metric with the series' labels, made once and kept. */
+const seriesOf = <State>(metric: Metric.Metric<number, State>, series: Labels): Metric.Metric<number, State> => {
+  let family = seriesByFamily.get(metric)
+  if (family === undefined) {
+    family = new WeakMap()
+    seriesByFamily.set(metric, family)
+  }
+  let found = family.get(series) as Metric.Metric<number, State> | undefined
+  if (found === undefined) {
+    found = Object.keys(series).length === 0 ? metric : Metric.withAttributes(metric, series)
+    family.set(series, found)
+  }
+  return found
+}
+
 /** Adds one to a counter's series (synchronously: for code below the Effect runtime, and the hot path). */
-export const count = (metric: Metric.Metric.Counter<number>, series: Labels): void =>
-  metric.unsafeUpdate(1, series)
+export const count = (metric: Metric.Counter<number>, series: Labels): void =>
+  seriesOf(metric, series).updateUnsafe(1, registryContext)
 
 /** Records a value in a histogram's or gauge's series. */
-export const record = (metric: Metric.Metric<any, number, any>, value: number, series: Labels): void =>
-  metric.unsafeUpdate(value, series)
+export const record = (metric: Metric.Metric<number, unknown>, value: number, series: Labels): void =>
+  seriesOf(metric, series).updateUnsafe(value, registryContext)
+
+/** A snapshot of every series in the process-wide registry. */
+export const snapshotMetrics = (): ReadonlyArray<Metric.Metric.Snapshot> => Metric.snapshotUnsafe(registryContext)
 
 const samplers = new Set<() => void>()
 

@@ -14,23 +14,23 @@ import { Context, Effect, Layer, Option, Schedule } from "effect"
 import type pg from "pg"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
-import { addGaugeSampler, dbPoolConnections, dbPoolIdle, dbPoolWaiting, labels, sampleGauges } from "./Metrics.js"
+import { addGaugeSampler, dbPoolConnections, dbPoolIdle, dbPoolWaiting, labels, record, sampleGauges } from "./Metrics.js"
 import { PrometheusContentType, renderPrometheus } from "./Prometheus.js"
 
 /** Where the metrics listener listens; none when it is off. */
-export class MetricsAddress extends Context.Tag("MetricsAddress")<
+export class MetricsAddress extends Context.Service<
   MetricsAddress,
   Option.Option<{ readonly host: string; readonly port: number; readonly url: string }>
->() {}
+>()("MetricsAddress") {}
 
 const poolSampler = (pools: { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }) => {
   const entries = [{ pool: pools.main, series: labels({ pool: "main" }) }]
   if (pools.asyncCommit !== pools.main) entries.push({ pool: pools.asyncCommit, series: labels({ pool: "async_commit" }) })
   return () => {
     for (const { pool, series } of entries) {
-      dbPoolConnections.unsafeUpdate(pool.totalCount, series)
-      dbPoolIdle.unsafeUpdate(pool.idleCount, series)
-      dbPoolWaiting.unsafeUpdate(pool.waitingCount, series)
+      record(dbPoolConnections, pool.totalCount, series)
+      record(dbPoolIdle, pool.idleCount, series)
+      record(dbPoolWaiting, pool.waitingCount, series)
     }
   }
 }
@@ -54,12 +54,12 @@ const answer = (request: IncomingMessage, response: ServerResponse): void => {
 /** Serves `GET /metrics` on host and port until the scope closes. */
 export const serveMetrics = (host: string, port: number) =>
   Effect.acquireRelease(
-    Effect.async<ReturnType<typeof createServer>, Error>((resume) => {
+    Effect.callback<ReturnType<typeof createServer>, Error>((resume) => {
       const server = createServer(answer)
       server.once("error", (error) => resume(Effect.fail(error)))
       server.listen({ host, port, exclusive: true }, () => resume(Effect.succeed(server)))
     }),
-    (server) => Effect.async<void>((resume) => {
+    (server) => Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
       server.closeAllConnections()
     })
@@ -73,7 +73,7 @@ export const serveMetrics = (host: string, port: number) =>
 const processPort = (port: number): number => port === 0 || !cluster.isWorker ? port : port + cluster.worker!.id - 1
 
 /** Pool gauges, the OTLP gauge sampling and the Prometheus listener, as configured. */
-export const MetricsLive = Layer.scoped(
+export const MetricsLive = Layer.effect(
   MetricsAddress,
   Effect.gen(function*() {
     const config = yield* AppConfig

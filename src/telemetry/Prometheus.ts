@@ -5,8 +5,8 @@
  * summaries give `quantile` samples, `_sum` and `_count`. Names and label names are reduced to the characters
  * Prometheus accepts; label values are escaped.
  */
-import { Metric, MetricState, Option } from "effect"
-import type { MetricLabel, MetricPair } from "effect"
+import type { Metric } from "effect"
+import { snapshotMetrics } from "./Metrics.js"
 
 /** The content type of the rendering. */
 export const PrometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
@@ -27,8 +27,12 @@ const number = (value: number | bigint): string =>
     ? "-Inf"
     : String(value)
 
-const labelText = (tags: ReadonlyArray<MetricLabel.MetricLabel>, extra?: readonly [string, string]): string => {
-  const parts = tags.map((tag) => `${labelName(tag.key)}="${escapeValue(tag.value)}"`)
+type Attributes = Metric.Metric.AttributeSet | undefined
+
+const labelText = (attributes: Attributes, extra?: readonly [string, string]): string => {
+  const parts = attributes === undefined
+    ? []
+    : Object.entries(attributes).map(([key, value]) => `${labelName(key)}="${escapeValue(value)}"`)
   if (extra !== undefined) parts.push(`${extra[0]}="${escapeValue(extra[1])}"`)
   return parts.length === 0 ? "" : `{${parts.join(",")}}`
 }
@@ -36,66 +40,62 @@ const labelText = (tags: ReadonlyArray<MetricLabel.MetricLabel>, extra?: readonl
 type Family = {
   readonly type: string
   readonly help: string
-  readonly series: Array<{ readonly key: string; readonly pair: MetricPair.MetricPair.Untyped }>
+  readonly series: Array<{ readonly key: string; readonly snapshot: Metric.Metric.Snapshot }>
 }
 
-const typeOf = (state: MetricState.MetricState.Untyped): string =>
-  MetricState.isCounterState(state) || MetricState.isFrequencyState(state)
+const typeOf = (snapshot: Metric.Metric.Snapshot): string =>
+  snapshot.type === "Counter" || snapshot.type === "Frequency"
     ? "counter"
-    : MetricState.isGaugeState(state)
+    : snapshot.type === "Gauge"
     ? "gauge"
-    : MetricState.isHistogramState(state)
+    : snapshot.type === "Histogram"
     ? "histogram"
     : "summary"
 
-const seriesLines = (name: string, pair: MetricPair.MetricPair.Untyped): Array<string> => {
-  const state = pair.metricState
-  const tags = pair.metricKey.tags
-  if (MetricState.isCounterState(state)) return [`${name}${labelText(tags)} ${number(state.count)}`]
-  if (MetricState.isGaugeState(state)) return [`${name}${labelText(tags)} ${number(state.value)}`]
-  if (MetricState.isFrequencyState(state)) {
-    return [...state.occurrences].map(([key, n]) => `${name}${labelText(tags, ["key", key])} ${number(n)}`)
+const seriesLines = (name: string, snapshot: Metric.Metric.Snapshot): Array<string> => {
+  const tags = snapshot.attributes
+  switch (snapshot.type) {
+    case "Counter":
+      return [`${name}${labelText(tags)} ${number(snapshot.state.count)}`]
+    case "Gauge":
+      return [`${name}${labelText(tags)} ${number(snapshot.state.value)}`]
+    case "Frequency":
+      return [...snapshot.state.occurrences].map(([key, n]) => `${name}${labelText(tags, ["key", key])} ${number(n)}`)
+    case "Histogram":
+      return [
+        ...snapshot.state.buckets.map(([boundary, n]) =>
+          `${name}_bucket${labelText(tags, ["le", boundary === Infinity ? "+Inf" : String(boundary)])} ${number(n)}`
+        ),
+        `${name}_sum${labelText(tags)} ${number(snapshot.state.sum)}`,
+        `${name}_count${labelText(tags)} ${number(snapshot.state.count)}`
+      ]
+    case "Summary":
+      return [
+        ...snapshot.state.quantiles.map(([q, value]) => `${name}${labelText(tags, ["quantile", String(q)])} ${number(value ?? NaN)}`),
+        `${name}_sum${labelText(tags)} ${number(snapshot.state.sum)}`,
+        `${name}_count${labelText(tags)} ${number(snapshot.state.count)}`
+      ]
   }
-  if (MetricState.isHistogramState(state)) {
-    return [
-      ...state.buckets.map(([boundary, n]) =>
-        `${name}_bucket${labelText(tags, ["le", boundary === null || boundary === Infinity ? "+Inf" : String(boundary)])} ${number(n)}`
-      ),
-      `${name}_sum${labelText(tags)} ${number(state.sum)}`,
-      `${name}_count${labelText(tags)} ${number(state.count)}`
-    ]
-  }
-  if (MetricState.isSummaryState(state)) {
-    return [
-      ...state.quantiles.map(([q, value]) =>
-        `${name}${labelText(tags, ["quantile", String(q)])} ${number(Option.getOrElse(value, () => NaN))}`
-      ),
-      `${name}_sum${labelText(tags)} ${number(state.sum)}`,
-      `${name}_count${labelText(tags)} ${number(state.count)}`
-    ]
-  }
-  return []
 }
 
-/** Renders metric pairs (default: a snapshot of the registry now), families sorted by name. */
-export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped> = Metric.unsafeSnapshot()): string => {
+/** Renders metric snapshots (default: a snapshot of the registry now), families sorted by name. */
+export const renderPrometheus = (snapshots: ReadonlyArray<Metric.Metric.Snapshot> = snapshotMetrics()): string => {
   const families = new Map<string, Family>()
-  for (const pair of pairs) {
-    const name = metricName(pair.metricKey.name)
+  for (const snapshot of snapshots) {
+    const name = metricName(snapshot.id)
     let family = families.get(name)
     if (family === undefined) {
-      const help = Option.getOrElse(pair.metricKey.description, () => name)
-      family = { type: typeOf(pair.metricState), help, series: [] }
+      family = { type: typeOf(snapshot), help: snapshot.description ?? name, series: [] }
       families.set(name, family)
     }
-    family.series.push({ key: labelText(pair.metricKey.tags), pair })
+    family.series.push({ key: labelText(snapshot.attributes), snapshot })
   }
   const out: Array<string> = []
   for (const name of [...families.keys()].sort()) {
     const family = families.get(name)!
     out.push(`# HELP ${name} ${escapeHelp(family.help)}`, `# TYPE ${name} ${family.type}`)
     family.series.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
-    for (const { pair } of family.series) out.push(...seriesLines(name, pair))
+    for (const { snapshot } of family.series) out.push(...seriesLines(name, snapshot))
   }
   return out.length === 0 ? "" : `${out.join("\n")}\n`
 }

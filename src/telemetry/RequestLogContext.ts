@@ -8,7 +8,7 @@
  * nothing. Fibers forked by the request inherit both.
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, FiberRef, FiberRefs, HashMap, HashSet, Logger, Option, Tracer } from "effect"
+import { Context, Effect, type Fiber, Logger, Option, References, Tracer } from "effect"
 import { CurrentRequestId } from "../../schema/Errors.js"
 
 const GeneratedId = /^req_([0-9a-f]{32})$/
@@ -19,8 +19,8 @@ const derivedTraceId = (requestId: string): string => {
 }
 
 /** The trace id of the current span, skipping the no-op spans tracing leaves when it is off. */
-const spanTraceId = (refs: FiberRefs.FiberRefs): string | undefined => {
-  let span = Context.getOption(FiberRefs.getOrDefault(refs, FiberRef.currentContext), Tracer.ParentSpan)
+const spanTraceId = (fiber: Fiber.Fiber<unknown, unknown>): string | undefined => {
+  let span = Context.getOption(fiber.context, Tracer.ParentSpan)
   while (Option.isSome(span)) {
     if (span.value.traceId !== "noop") return span.value.traceId
     span = span.value._tag === "Span" ? span.value.parent : Option.none()
@@ -28,20 +28,34 @@ const spanTraceId = (refs: FiberRefs.FiberRefs): string | undefined => {
   return undefined
 }
 
+/**
+ * The fiber as a logger sees it, its log annotations with `request_id` and `trace_id` added: loggers read a line's
+ * annotations from the fiber (`References.CurrentLogAnnotations`), so the line is given a view of the fiber whose
+ * annotations hold both, and the fiber itself is left as it is.
+ */
+const withIds = (fiber: Fiber.Fiber<unknown, unknown>, requestId: string): Fiber.Fiber<unknown, unknown> => {
+  const annotations = {
+    ...fiber.getRef(References.CurrentLogAnnotations),
+    request_id: requestId,
+    trace_id: spanTraceId(fiber) ?? derivedTraceId(requestId)
+  }
+  return Object.create(fiber, {
+    getRef: {
+      value: <A>(ref: Context.Reference<A>): A =>
+        ref === (References.CurrentLogAnnotations as unknown) ? annotations as A : fiber.getRef(ref)
+    }
+  })
+}
+
 /** A logger that adds `request_id` and `trace_id` to every line written inside a request. */
 export const withRequestContext = <Message, Output>(logger: Logger.Logger<Message, Output>): Logger.Logger<Message, Output> =>
-  Logger.mapInputOptions(logger, (options) => {
-    const requestId = FiberRefs.getOrDefault(options.context, CurrentRequestId)
-    if (requestId === "") return options
-    const traceId = spanTraceId(options.context) ?? derivedTraceId(requestId)
-    return {
-      ...options,
-      annotations: HashMap.set(HashMap.set(options.annotations, "request_id", requestId), "trace_id", traceId)
-    }
+  Logger.make((options) => {
+    const requestId = options.fiber.getRef(CurrentRequestId)
+    return logger.log(requestId === "" ? options : { ...options, fiber: withIds(options.fiber, requestId) })
   })
 
 /** Wraps every logger of the current fiber for the rest of the scope (the server's, before it starts serving). */
-export const requestLogContext = Effect.locallyScopedWith(
-  FiberRef.currentLoggers,
-  HashSet.map((logger) => withRequestContext(logger))
+export const requestLogContext = Effect.updateServiceScoped(
+  Logger.CurrentLoggers,
+  (loggers) => new Set([...loggers].map((logger) => withRequestContext(logger)))
 )

@@ -4,17 +4,17 @@
  * continue the caller's trace. Spans are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set;
  * otherwise tracing is switched off, which spares the hot path the cost of spans nobody reads. Metrics (Metrics.ts)
  * are pushed to the same endpoint (`/v1/metrics`, OTLP/HTTP JSON, cumulative) every `OTEL_METRIC_EXPORT_INTERVAL`
- * ms by @effect/opentelemetry's exporter, which reads the same registry the Prometheus listener renders. Each
+ * ms by Effect's OTLP exporter (effect/observability), which reads the same registry the Prometheus listener renders. Each
  * process is its own `service.instance.id` (host and pid), so the figures of several workers are not merged.
  */
 import { hostname } from "node:os"
-import { NodeSdk } from "@effect/opentelemetry"
-import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import { FetchHttpClient } from "@effect/platform"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option, References } from "effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as OtlpMetrics from "effect/observability/OtlpMetrics"
+import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import { AppConfig } from "../config/AppConfig.js"
 
 /** Tracing into the given span processor (tests pass an in-memory exporter's). */
@@ -37,10 +37,10 @@ export const metricsExportTo = (endpoint: string, serviceName: string, intervalM
   }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
 
 /** Tracing and metrics export as configured: OTLP/HTTP when an endpoint is set, none otherwise. */
-export const TelemetryLive = Layer.unwrapEffect(
+export const TelemetryLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Option.match(config.otlpEndpoint, {
-      onNone: () => Layer.setTracerEnabled(false),
+      onNone: () => Layer.succeed(References.TracerEnabled, false),
       onSome: (endpoint) =>
         Layer.merge(
           tracingWith(
