@@ -3,14 +3,12 @@ import { defineConfig } from "vitest/config"
 
 const shared = {
   globalSetup: ["test/support/globalSetup.ts"],
-  setupFiles: ["test/support/FileSetup.ts"],
   testTimeout: 60_000,
   hookTimeout: 120_000,
   pool: "forks" as const,
   // A worker process runs file after file and its files share its loaded modules, instead of each file starting a
   // process that loads Effect and the service again (seconds per file); each file still gets a database and a server
-  // of its own. test/support/FileSetup.ts undoes the one thing a file leaves behind in a shared module. The pool
-  // reuses a worker for the next file of the same project only when the project is not isolated.
+  // of its own. The pool reuses a worker for the next file of the same project only when the project is not isolated.
   isolate: false
 }
 
