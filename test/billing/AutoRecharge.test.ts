@@ -3,9 +3,9 @@
  * times over, and exactly one recharge is charged and credited; a recharge that leaves the balance still under the
  * threshold is not repeated for the same dip, until credit from elsewhere lifts the balance back to the threshold.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { AutoRecharge } from "../../src/billing/AutoRecharge.js"
 import { BillingRepo } from "../../src/billing/BillingRepo.js"
 import { ServerAddress } from "../../src/http/Listen.js"

@@ -3,9 +3,9 @@
  * (credited exactly once even when submitted twice), the portal behind its signed link, auto-recharge settings, the
  * sign-up credit once per verified e-mail address, and the route contract.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { Organizations } from "../../src/organizations/Organizations.js"
 import { call, codeOf } from "../support/Api.js"

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Result, Redacted, TestClock } from "effect"
+import { Effect, Redacted, Result } from "effect"
+import { TestClock } from "effect/testing"
 import {
   checkoutToken,
   DEFAULT_PORTAL_TOKEN_TTL_SECONDS,

@@ -4,9 +4,9 @@
  * credit nothing; bad signatures are refused); the saved card then serves auto-recharge, whose off-session charge
  * needing the customer's action is recorded as failed, shown in GET /v1/billing and not retried in a loop.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { call, codeOf } from "../support/Api.js"
 import { checkoutCompletedWebhook, FAKE_STRIPE_SECRET_KEY, FAKE_WEBHOOK_SECRET, FakeStripe } from "../support/FakeStripe.js"

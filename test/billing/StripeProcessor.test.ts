@@ -1,5 +1,5 @@
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Result, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Result } from "effect"
 import Stripe from "stripe"
 import { PaymentProcessor, ProcessorFailure } from "../../src/billing/PaymentProcessor.js"
 import type { CheckoutRequest } from "../../src/billing/PaymentProcessor.js"

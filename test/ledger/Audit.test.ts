@@ -4,9 +4,9 @@
  * rule exits 1, names the rule and the rows on stdout and stderr, and `--org` audits one organization alone; a run
  * holding long past its deadline and autovacuum off are warned about without failing the audit.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { runCli, runCliWith } from "../support/Cli.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"

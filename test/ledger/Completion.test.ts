@@ -9,7 +9,7 @@ describe("Completion", () => {
       const early = yield* Effect.forkChild(completion.wait)
       const alsoEarly = yield* Effect.forkChild(completion.wait)
       yield* Effect.yieldNow
-      assert.isNull(early.unsafePoll(), "no result yet")
+      assert.isUndefined(early.pollUnsafe(), "no result yet")
       completion.complete(Exit.succeed(7))
       completion.complete(Exit.succeed(8))
       assert.strictEqual(yield* Fiber.join(early), 7)
@@ -33,7 +33,8 @@ describe("Completion", () => {
       const interrupted = yield* Effect.forkChild(completion.wait)
       const other = yield* Effect.forkChild(completion.wait)
       yield* Effect.yieldNow
-      assert.isTrue(Exit.hasInterrupts(yield* Fiber.interrupt(interrupted)))
+      yield* Fiber.interrupt(interrupted)
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(interrupted)))
       completion.complete(Exit.succeed(1))
       assert.strictEqual(yield* Fiber.join(other), 1)
     }))

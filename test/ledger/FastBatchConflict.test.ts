@@ -5,9 +5,9 @@
  * deadlock's SQLSTATE, the insert of a chosen run only when it comes from a lease (the fast way; the exact way
  * stores runs outside leases).
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"

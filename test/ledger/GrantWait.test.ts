@@ -9,9 +9,9 @@
  * are looked at while the upstream holds their calls. PostgreSQL only: the embedded database's connections share one
  * session, where a lock holds no one back.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { holdAccountLock } from "../support/Locks.js"

@@ -6,9 +6,9 @@
  * run waits for the lease granted for it), the lease's held increase, which the same transaction made. Both ways of
  * admission are covered: against a lease, and the exact way (credit for 1.25 ceilings, which no slice can cover).
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"

@@ -7,9 +7,9 @@
  * a settlement PostgreSQL refuses for one run leaves its batch neighbours settled and still bills the run; an outage
  * longer than the deadlines bills every answered call once it ends, and no caller told 504 finds its run completed.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Schedule } from "effect"
+import { Effect, Fiber, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { ChildServers, ChildServersLive, DatabaseProxy } from "../support/ChildServers.js"
 import { FakeUpstream, heldBurst } from "../support/FakeUpstream.js"

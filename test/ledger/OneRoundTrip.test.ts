@@ -4,9 +4,9 @@
  * ones, and a connection that has not prepared them yet runs them one by one between BEGIN and COMMIT. PostgreSQL
  * only: the embedded database has no named statements and always goes the usual way (covered by every run test).
  */
-import type { SqlError } from "effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { isDataError } from "../../src/db/Unavailable.js"
 import { PgPools, pgClientLayer } from "../../src/db/PgPool.js"
@@ -41,8 +41,9 @@ const withPool = <A, E>(body: (pool: pg.Pool, queries: () => number) => Effect.E
 
 /** A failure carrying PostgreSQL's error (a unique violation here), which the service treats as a data error. */
 const assertDataError = (exit: Exit.Exit<unknown, SqlError>) => {
-  if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-    assert.isTrue(isDataError(exit.cause.error), "a unique violation is a data error")
+  const reason = Exit.isFailure(exit) && exit.cause.reasons.length === 1 ? exit.cause.reasons[0]! : undefined
+  if (reason?._tag === "Fail") {
+    assert.isTrue(isDataError(reason.error), "a unique violation is a data error")
   } else {
     assert.fail(`expected a failure, got ${String(exit)}`)
   }

@@ -6,10 +6,10 @@
  * cannot take at all is finished unsettled instead of retried forever. A batch that fails because the database is away
  * is retried until it commits. The queue's metrics count each of these, and its gauge the runs not settled yet.
  */
-import { SqlError } from "effect/sql/SqlError"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Metric } from "effect"
 import type pg from "pg"
+import { sqlErrorOf } from "../../src/ledger/LedgerSql.js"
 import type { BatchResult, SettlementInput } from "../../src/ledger/Settlement.js"
 import { makeSettlementQueue, type SettleBatch } from "../../src/ledger/SettlementQueue.js"
 
@@ -50,7 +50,7 @@ const run = (id: string): SettlementInput => ({
 })
 
 /** A data error, as PostgreSQL reports a value it refuses (class 22). */
-const refused = () => new SqlError({ cause: Object.assign(new Error("poisoned output"), { code: "22023" }), message: "refused" })
+const refused = () => sqlErrorOf(Object.assign(new Error("poisoned output"), { code: "22023" }), "refused")
 
 /**
  * A settlement that holds its first transaction until `release` (so the runs submitted meanwhile gather into one
@@ -176,7 +176,7 @@ describe("SettlementQueue", () => {
         Effect.suspend(() => {
           attempts++
           if (attempts <= 2) {
-            return Effect.fail(new SqlError({ cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), message: "away" }))
+            return Effect.fail(sqlErrorOf(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), "away"))
           }
           return Effect.succeed<BatchResult>({
             settled: new Set(batch.map((input) => input.id)),

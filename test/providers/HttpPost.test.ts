@@ -156,8 +156,8 @@ describe("HttpPost: the upstream client", () => {
       const endpoint = yield* endpointFor(url)
       const fiber = yield* Effect.forkChild(postJson(endpoint, "{}", 10_000))
       assert.isTrue(yield* eventually(() => seen.requests.length === 1))
-      const exit = yield* Fiber.interrupt(fiber)
-      assert.isTrue(Exit.hasInterrupts(exit))
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(fiber)))
       assert.isTrue(yield* eventually(() => seen.closed === 1), "the connection is closed")
     }))
 

@@ -5,6 +5,7 @@ import { LOCAL_IDENTITY, LocalModel, words } from "../../src/providers/LocalMode
 import { ModelProvider } from "../../src/providers/ModelProvider.js"
 import type { ProviderFailure, Read, ReadOutcome } from "../../src/providers/ModelProvider.js"
 import { rotateOptions } from "../../src/runs/Draws.js"
+import { onlyReason } from "../support/Exits.js"
 
 const teams: Read = {
   state: "customer: Ada\nmessage: I was charged twice on my invoice and want a refund of the payment.",
@@ -119,7 +120,8 @@ describe("LocalModel", () => {
         assert.deepStrictEqual(answered.value.calls.map(({ at: _at, ...call }) => call), read.calls.map(({ at: _at, ...call }) => call))
       }
       const late = now(teams, Date.now() - 1)
-      assert.isTrue(Exit.isFailure(late) && late.cause._tag === "Fail" && late.cause.error.error._tag === "deadline_exceeded")
+      const reason = onlyReason(late)
+      assert.isTrue(reason?._tag === "Fail" && reason.error.error._tag === "deadline_exceeded")
     }))
 
   it("splits words, drops stop words and folds plurals", () => {

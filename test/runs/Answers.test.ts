@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import fc from "fast-check"
 import {
   answerSummary,
   confidenceOf,
@@ -52,22 +52,22 @@ describe("shapeAnswer", () => {
 
   const weights = fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 2, maxLength: 20 })
 
-  it.prop("choice probabilities sum to 1 and confidence is in 0..1", [weights], ([ws]) => {
+  it("choice probabilities sum to 1 and confidence is in 0..1", () => fc.assert(fc.property(weights, (ws) => {
     const names = ws.map((_, i) => `o${i}`)
     const answer = shapeAnswer({ type: "choice", options: options(...names) }, ws) as ChoiceAnswer
     const sum = Object.values(answer.probabilities).reduce((a, b) => a + b, 0)
     assert.closeTo(sum, 1, 1e-9)
     assert.isTrue(answer.confidence >= 0 && answer.confidence <= 1)
     assert.strictEqual(answer.probability, Math.max(...Object.values(answer.probabilities)))
-  })
+  })))
 
-  it.prop("score is in 0..1 and its probabilities sum to 1", [weights], ([ws]) => {
+  it("score is in 0..1 and its probabilities sum to 1", () => fc.assert(fc.property(weights, (ws) => {
     const names = ws.map((_, i) => `l${i}`)
     const answer = shapeAnswer({ type: "score", options: options(...names) }, ws) as ScoreAnswer
     assert.closeTo(answer.probabilities.reduce((a, b) => a + b, 0), 1, 1e-9)
     assert.isTrue(answer.score >= 0 && answer.score <= 1)
     assert.isTrue(answer.confidence >= 0 && answer.confidence <= 1)
-  })
+  })))
 
   it("summarizes an answer for later questions", () => {
     assert.strictEqual(answerSummary(yesNo, [0.126, 0.874]), "no (probability 0.87)")

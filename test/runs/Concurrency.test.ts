@@ -3,9 +3,9 @@
  * exactly N; one idempotency key sent concurrently, to one server or to two independent servers (real processes on
  * PostgreSQL) sharing the database, creates one run and one charge; the invariants hold after each.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { startNode } from "../../bench/support/Processes.js"

@@ -8,9 +8,9 @@
  * (docs/ledger.md, "Batches: one transaction in flight"), so the run's batch waits behind it. PostgreSQL only: the
  * embedded database's connections share one session, where a lock holds no one back.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { codeOf } from "../support/Api.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"

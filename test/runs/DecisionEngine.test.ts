@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Result, Exit, Layer } from "effect"
+import { Cause, Deferred, Effect, Exit, Layer, Result } from "effect"
 import { ProviderUnavailable } from "../../schema/Errors.js"
 import { LocalModel } from "../../src/providers/LocalModel.js"
 import { ModelProvider, ProviderFailure } from "../../src/providers/ModelProvider.js"

@@ -3,9 +3,9 @@
  * replays the stored run (200 settled, 200 failed, 202 pending) with no second charge and no quota or credit check;
  * another body is 409 (after the quota check); a missing or malformed key is refused; a refused run stores nothing.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { codeOf } from "../support/Api.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"

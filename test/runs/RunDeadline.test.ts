@@ -6,7 +6,7 @@
  * way at that moment is waited for, and its outcome is the caller's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Result, Exit, Schema } from "effect"
+import { Deferred, Effect, Exit, Result, Schema } from "effect"
 import { RunRequest } from "../../schema/RunsApi.js"
 import type { CallRecorderService } from "../../src/ledger/CallRecorder.js"
 import type { AdmissionOutcome, RunLedgerService, SettlementResult } from "../../src/ledger/RunLedger.js"
@@ -21,6 +21,7 @@ import {
 } from "../../src/runs/RunExecution.js"
 import { runFibers } from "../../src/runs/RunFibers.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
+import { onlyReason } from "../support/Exits.js"
 import { oneQuestion } from "../support/Runs.js"
 
 const DeadlineMs = 200
@@ -145,7 +146,8 @@ describe("a run's deadline", () => {
       const { answered, settled, started } = yield* start(contextOf(held.ledger))
       yield* Deferred.await(held.settling)
       const { at, exit } = yield* Deferred.await(answered)
-      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag === "deadline_exceeded")
+      const reason = onlyReason(exit)
+      assert.isTrue(reason?._tag === "Fail" && reason.error._tag === "deadline_exceeded")
       assert.isAtLeast(at - started, DeadlineMs + DeadlineGraceMs - 5)
       assert.isBelow(at - started, DeadlineMs + DeadlineGraceMs + 500)
       // The work goes on until the run is settled, with the failure the caller was told.
@@ -172,7 +174,7 @@ describe("a run's deadline", () => {
         }
         const { answered, answers, settled, started } = yield* start(contextOf(broken), traced)
         const { at, exit } = yield* Deferred.await(answered)
-        assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die", "a defect")
+        assert.isTrue(onlyReason(exit)?._tag === "Die", "a defect")
         assert.isBelow(at - started, DeadlineMs, "at once, not from the deadline's timer")
         assert.isTrue(Exit.isFailure(yield* Deferred.await(settled)))
         yield* Effect.sleep(`${DeadlineMs + DeadlineGraceMs + 50} millis`)

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Result, FastCheck as fc } from "effect"
+import { Result } from "effect"
+import fc from "fast-check"
 import { InputTooLarge } from "../../schema/Errors.js"
 import {
   callCostMicros,
@@ -32,24 +33,26 @@ describe("Pricing", () => {
     assert.throws(() => callCostMicros(-1, 0, 42_000), RangeError)
   })
 
-  it.prop(
-    "each part rounds up to the least whole micro-USD covering it",
-    [fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 0, max: 10_000_000 })],
-    ([input, output, price]) => {
-      // The rounded part r is the least whole number with r x 1e6 >= tokens x price.
-      const roundsUp = (tokens: number) => {
-        const exact = BigInt(tokens) * BigInt(price)
-        const rounded = BigInt(callCostMicros(tokens, 0, price))
-        return rounded * 1_000_000n >= exact && (rounded === 0n || (rounded - 1n) * 1_000_000n < exact)
+  it("each part rounds up to the least whole micro-USD covering it", () =>
+    fc.assert(fc.property(
+      fc.integer({ min: 0, max: 2_000_000 }),
+      fc.integer({ min: 0, max: 2_000_000 }),
+      fc.integer({ min: 0, max: 10_000_000 }),
+      (input, output, price) => {
+        // The rounded part r is the least whole number with r x 1e6 >= tokens x price.
+        const roundsUp = (tokens: number) => {
+          const exact = BigInt(tokens) * BigInt(price)
+          const rounded = BigInt(callCostMicros(tokens, 0, price))
+          return rounded * 1_000_000n >= exact && (rounded === 0n || (rounded - 1n) * 1_000_000n < exact)
+        }
+        assert.isTrue(roundsUp(input))
+        assert.isTrue(roundsUp(output))
+        assert.strictEqual(
+          callCostMicros(input, output, price),
+          callCostMicros(input, 0, price) + callCostMicros(0, output, price)
+        )
       }
-      assert.isTrue(roundsUp(input))
-      assert.isTrue(roundsUp(output))
-      assert.strictEqual(
-        callCostMicros(input, output, price),
-        callCostMicros(input, 0, price) + callCostMicros(0, output, price)
-      )
-    }
-  )
+    )))
 
   it("estimates input as ceil(prompt bytes / 4) + ceil(contract bytes / 4)", () => {
     assert.strictEqual(inputEstimate({ promptBytes: 5, contractBytes: 4 }), 3)

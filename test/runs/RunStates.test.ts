@@ -4,9 +4,9 @@
  * that occurred when it fails after one; still `pending` (holds released, nothing charged, replays 202) when it
  * fails before any call occurred. Each upstream failure maps to its code.
  */
-import { SqlClient } from "effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
 import { call, codeOf } from "../support/Api.js"
 import { FakeUpstream, type UpstreamReply } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"

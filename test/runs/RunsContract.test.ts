@@ -2,9 +2,9 @@
  * The runs routes against the shared route contract (authentication, every scope, the whole role table), plus what
  * the built-in local model answers with the embedded defaults, Server-Timing on refusals, and the sweeper.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Result } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ServerAddress } from "../../src/http/Listen.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { sweepOnce } from "../../src/ledger/Sweeper.js"

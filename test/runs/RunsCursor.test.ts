@@ -4,9 +4,9 @@
  * it walks, returns every run that existed before it exactly once, in the list's order; offset pages carry a cursor
  * too; `cursor` with `offset`, or a cursor this organization's run list did not issue, is `400 invalid_body`.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { call, codeOf } from "../support/Api.js"
 import { seedOrganization } from "../support/Seed.js"
 import { TestServerLive } from "../support/TestServer.js"

@@ -2,9 +2,9 @@
  * `POST /v1/runs` end to end against a real OpenAI-compatible server: answers read from log-probabilities, usage,
  * exact costs, one ledger row per model call, Server-Timing, and the stored run readable through the other routes.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { call, codeOf } from "../support/Api.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
