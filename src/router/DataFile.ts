@@ -1,7 +1,9 @@
 /**
  * Reading the router's JSON data files at start-up and decoding them with a schema. Every problem is rendered for
  * an operator as `file: model "id": field "a.b[0]": message`: the file as given, the item of the file's main list
- * (a model, a task type) named by its id, and the field path inside it.
+ * (a model, a task type) named by its id, and the field path inside it. The message names what was expected and
+ * what was found (`Expected a non-negative number, actual -1`, `is missing`), so the files' checks below carry their
+ * own `expected` wording.
  */
 import { Effect, Formatter, Result, Schema, SchemaIssue } from "effect"
 import { readFileSync } from "node:fs"

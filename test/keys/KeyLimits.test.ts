@@ -4,9 +4,9 @@
  * and credit, with `429 key_quota_exhausted` and `429 key_rate_limited` (with `Retry-After`); shown as `usage` on the
  * key; kept by a rotation. A refused run stores and holds nothing.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
 import { CreditStore } from "../../src/ledger/CreditStore.js"
 import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
@@ -131,7 +131,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         yield* upstream.hold
         const fibers = yield* Effect.forEach(
           Array.from({ length: 6 }, () => freshKey()),
-          (idempotencyKey) => Effect.fork(postRun(key.secret, oneQuestion(), idempotencyKey)),
+          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey)),
           { concurrency: "unbounded" }
         )
         // The refusals answer at once; the admitted runs wait on the held upstream.
@@ -173,7 +173,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         yield* upstream.hold
         const fibers = yield* Effect.forEach(
           Array.from({ length: 5 * N }, () => freshKey()),
-          (idempotencyKey) => Effect.fork(postRun(key.secret, oneQuestion(), idempotencyKey)),
+          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey)),
           { concurrency: "unbounded" }
         )
         yield* Effect.sleep("1500 millis")

@@ -2,9 +2,9 @@
  * The keys routes: listing, reading, creating (the scope and principal rules), revoking and rotating, with what is
  * stored checked, secrets never shown twice, and organizations isolated from each other.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { createHash } from "node:crypto"
 import { call, codeOf } from "../support/Api.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"

@@ -2,9 +2,9 @@
  * First start: on the embedded database, an organization `default` with an owner key, the secret written to
  * `DATA_DIR/bootstrap.json` (mode 0600) and working at once; never a second time; never on PostgreSQL.
  */
-import { SqlClient } from "effect/sql"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { AppConfig } from "../../src/config/AppConfig.js"

@@ -5,10 +5,10 @@
  * then at the very end of the ledger's order, and the rest of the download still holds it (a response read from
  * the database before its first byte went out could not). Bad parameters are `400 invalid_parameter`.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { call, codeOf } from "../support/Api.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"

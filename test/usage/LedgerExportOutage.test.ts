@@ -15,9 +15,9 @@ import { windowQuery } from "../support/Usage.js"
 import { startDownload } from "./Download.js"
 import { seedLedgerVolume } from "./LedgerSeed.js"
 
-class Proxy extends Context.Tag("ExportProxy")<Proxy, TcpProxy>() {}
+class Proxy extends Context.Service<Proxy, TcpProxy>()("ExportProxy") {}
 
-const OutageLive = Layer.unwrapScoped(
+const OutageLive = Layer.unwrap(
   Effect.gen(function*() {
     const { url } = yield* freshPostgresDatabase
     const target = new URL(url)
@@ -60,8 +60,8 @@ describe.skipIf(databaseMode() !== "postgres")("ledger export while the database
         )
         proxy.cut()
         download.resume()
-        const outcome = yield* Effect.either(Effect.tryPromise(() => download.done))
-        assert.isTrue(outcome._tag === "Left", "the download must break, not end as if whole")
+        const outcome = yield* Effect.result(Effect.tryPromise(() => download.done))
+        assert.isTrue(outcome._tag === "Failure", "the download must break, not end as if whole")
         proxy.restore()
       }), 120_000)
   })

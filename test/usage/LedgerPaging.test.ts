@@ -5,9 +5,9 @@
  * `offset` skips entries, and the statements read their index without sorting. `cursor` with `offset`, a negative
  * offset, a malformed key id and a cursor this organization's ledger did not issue are `400 invalid_parameter`.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { usageStatements } from "../../src/usage/UsageRepo.js"
 import type { LedgerQuery } from "../../src/usage/LedgerPaging.js"
 import { call, codeOf } from "../support/Api.js"
@@ -149,7 +149,7 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "240 seconds" })("
         ]
         for (const [index, query] of queries) {
           const [text, params] = usageStatements(sql).ledger(organizationId, { start, end }, 101, query).compile()
-          const [row] = yield* sql.withTransaction(Effect.zipRight(
+          const [row] = yield* sql.withTransaction(Effect.andThen(
             sql`SET LOCAL enable_seqscan = off`,
             sql.unsafe<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, params)
           ))

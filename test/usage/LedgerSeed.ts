@@ -4,8 +4,8 @@
  * unsettled), a held run holds its ceiling. For the usage tests that need exact shapes (several keys and models) or
  * volume (`seedRunVolume`, `seedLedgerVolume`: one `INSERT ... SELECT generate_series`).
  */
-import { SqlClient } from "effect/sql"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 
 /** One model call of a seeded run. */

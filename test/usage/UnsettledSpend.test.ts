@@ -5,9 +5,9 @@
  * its ledger. A run whose process died after a call was answered is settled by the sweeper as `failed`, billed for
  * that call.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Result, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { CallRecorder, EarlyRecordDelayMs } from "../../src/ledger/CallRecorder.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
@@ -50,7 +50,7 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
           { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-first" },
           { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.2, B: 0.8 }, usage, id: "chatcmpl-second" } }
         )
-        const running = yield* Effect.fork(postRun(secret, twoStages, freshKey()))
+        const running = yield* Effect.forkChild(postRun(secret, twoStages, freshKey()))
         yield* Effect.sleep(EarlyRecordDelayMs)
         yield* untilLedgerHas(secret, 1)
 
@@ -86,7 +86,7 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
           { kind: "thought", text: "The customer was charged twice.", usage: { prompt_tokens: 1_000, completion_tokens: 20 }, id: "chatcmpl-thought" },
           { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-letter" } }
         )
-        const running = yield* Effect.fork(postRun(secret, { ...oneQuestion(), think_tokens: 64 }, freshKey()))
+        const running = yield* Effect.forkChild(postRun(secret, { ...oneQuestion(), think_tokens: 64 }, freshKey()))
         yield* Effect.sleep(EarlyRecordDelayMs)
         yield* untilLedgerHas(secret, 1)
         const rollup = yield* getJson("/v1/usage", secret)

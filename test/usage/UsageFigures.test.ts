@@ -3,9 +3,9 @@
  * the daily series and the quota agree with each other and with the runs to the micro-USD; totals and the daily
  * series count runs by creation time while the ledger counts calls by call time, in half-open windows.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { formatTimestamp } from "../../schema/Ids.js"
 import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { monthOf, utcDays } from "../../src/usage/Window.js"

@@ -4,9 +4,9 @@
  * sequentially. The plans are printed (run with `--reporter verbose` to read them); `bench/usage-plans.ts` shows the
  * same plans with timings at millions of runs per organization.
  */
-import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect, Layer, References } from "effect"
+import { SqlClient } from "effect/sql"
 import { DatabaseLive } from "../../src/db/Sql.js"
 import { monthOf } from "../../src/usage/Window.js"
 import { explainUsage, type ExplainedQuery, type PlanNode, scansOf, seedUsageVolume, volumeOrganization } from "../support/UsagePlans.js"
@@ -14,7 +14,7 @@ import { testConfigLayer } from "../support/TestServer.js"
 
 const DatabaseOnlyLive = DatabaseLive.pipe(
   Layer.provideMerge(testConfigLayer()),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))
 )
 
 const now = new Date()

@@ -36,7 +36,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const { organizationId, secret } = yield* seedOrganization()
         yield* (yield* QuotaLedger).setLimits(organizationId, { spendLimitMicros: 50_000, tokenLimit: 1_000_000 })
         yield* upstream.setLatency(2_000)
-        const fiber = yield* Effect.fork(postRun(secret, oneQuestion()))
+        const fiber = yield* Effect.forkChild(postRun(secret, oneQuestion()))
 
         const during = yield* rollupWhen(secret, (rollup) => rollup.runs.in_flight === 1)
         assert.deepStrictEqual(during.runs, { total: 1, completed: 0, failed: 0, in_flight: 1 })
