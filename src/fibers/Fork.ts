@@ -5,18 +5,14 @@
  * src/runs/RunFibers.ts for a request served outside the runtime). The caller watches the fiber's end with
  * `addObserver`.
  */
-import { type Effect, type Fiber, Runtime } from "effect"
+import { Effect, type Fiber } from "effect"
 
 /** Runs an effect in a fiber of the caller's; nothing interrupts it. */
-export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
 
 /**
- * A `Fork` making fibers as `fiber`'s own children would see the world: its services, its fiber refs (request id,
- * loggers, span, whether spans are kept); for the Effect form of code that runs outside the runtime.
+ * A `Fork` making fibers as `fiber`'s own children would see the world: its context, which holds its services and
+ * its references (request id, loggers, span, whether spans are kept); for the Effect form of code that runs outside
+ * the runtime. The fibers are roots of their own: nothing interrupts them when `fiber` ends.
  */
-export const forkOf = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Fork =>
-  Runtime.runFork(Runtime.make({
-    context: fiber.currentContext,
-    fiberRefs: fiber.getFiberRefs(),
-    runtimeFlags: Runtime.defaultRuntimeFlags
-  }))
+export const forkOf = (fiber: Fiber.Fiber<unknown, unknown>): Fork => Effect.runForkWith(fiber.context)

@@ -6,7 +6,7 @@
  * its holds with an asynchronous commit (the run's settlement, a synchronous commit, flushes it before any answer
  * depends on it; docs/ledger.md has the crash analysis).
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { hold, type CreditRefusal } from "./CreditStore.js"

@@ -10,8 +10,8 @@
  * batch's failure or refusal, a key found used) is an Effect, run in a fiber of the caller's (`Fork`).
  * `RunLedger.admit` is the same flow as an Effect.
  */
-import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Either, Exit } from "effect"
+import { Cause, Effect, Exit, Result } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
 import type { Fork } from "../fibers/Fork.js"
@@ -44,9 +44,9 @@ const reconcile = ({ queue }: LedgerParts, run: PendingRun, holdCredit: boolean)
 /** Admits a run the exact way (Admission.ts). */
 const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<AdmissionOutcome, AdmissionError> =>
   Effect.gen(function*() {
-    const decision = yield* Effect.catchAll(
+    const decision = yield* Effect.catch(
       admitExact(parts.pools.asyncCommit, run),
-      (error) => Effect.zipRight(reconcile(parts, run, false), unavailable(error))
+      (error) => Effect.andThen(reconcile(parts, run, false), unavailable(error))
     )
     for (const lease of decision.reclaimed) parts.escrow.observe(lease)
     const outcome = decision.outcome
@@ -56,7 +56,7 @@ const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<Admis
       case "Replayed":
         return { _tag: "Replayed", run: outcome.existing } as const
       case "NoOrganization":
-        return yield* Effect.dieMessage(`no organization ${run.organizationId}`)
+        return yield* Effect.die(new Error(`no organization ${run.organizationId}`))
       default:
         return yield* Effect.fail(refusal(outcome, run.idempotencyKey))
     }
@@ -81,13 +81,13 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
     const { escrow, limitedKeys, pools } = parts
     escrow.release(reservation)
     if (Exit.isFailure(exit)) {
-      const failure = Cause.failureOrCause(exit.cause)
+      const failure = Cause.findError(exit.cause)
       // A batch that died (no failure in its cause) fails the run with the same cause, a defect.
-      if (Either.isRight(failure)) return yield* Effect.failCause(failure.right)
-      const error = failure.left
+      if (Result.isFailure(failure)) return yield* Effect.failCause(failure.failure)
+      const error = failure.success
       // A batch PostgreSQL rolled back for a conflict stored nothing: the exact way admits the run under its lock.
       if (isTransactionConflict(error)) return yield* exact(run)
-      return yield* Effect.zipRight(reconcile(parts, run, reservation.holdCredit), unavailable(error))
+      return yield* Effect.andThen(reconcile(parts, run, reservation.holdCredit), unavailable(error))
     }
     const outcome = exit.value
     if (outcome._tag === "LeaseShort") return yield* exact(run)
@@ -97,7 +97,7 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
     }
     const existing = outcome._tag === "KeyUsed"
       ? outcome.existing
-      : yield* Effect.catchAll(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
+      : yield* Effect.catch(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
     if (existing !== undefined && existing.input_digest === run.inputDigest) return { _tag: "Replayed", run: existing } as const
     // Another body under the key is a conflict only once the quota is known to cover the run (429 comes first),
     // which a slice that may have been revoked cannot tell: the exact way decides.

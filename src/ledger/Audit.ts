@@ -19,8 +19,8 @@
  * It reads every run and call of the organizations it audits: on a large database, audit one organization, or run
  * it on a replica.
  */
-import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 
 /** One rule: how many rows break it, and the first few of them. */

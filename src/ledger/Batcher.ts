@@ -6,7 +6,7 @@
  * transaction instead of a whole one. Each request still gets its own outcome; a batch that fails fails each of its
  * requests.
  */
-import { Effect, Exit, Runtime } from "effect"
+import { Effect, Exit } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"
 
 interface Pending<I, O, E> {
@@ -40,11 +40,11 @@ export const makeBatcher = <I, O, E, E2, R>(
   process: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<Exit.Exit<O, E>>, E2, R>,
   options: { readonly maxBatch: number; readonly maxInFlight: number }
 ): Effect.Effect<Batcher<I, O, E | E2>, never, R> =>
-  Effect.map(Effect.runtime<R>(), (runtime) => {
+  Effect.map(Effect.context<R>(), (services) => {
     const queue: Array<Pending<I, O, E | E2>> = []
     let running = 0
-    // Batches run in fibers of their own, from the runtime the batcher was made in (its services, its loggers).
-    const fork = Runtime.runFork(runtime)
+    // Batches run in fibers of their own, from the context the batcher was made in (its services, its loggers).
+    const fork = Effect.runForkWith(services)
 
     const settle = (batch: ReadonlyArray<Pending<I, O, E | E2>>, exit: Exit.Exit<ReadonlyArray<Exit.Exit<O, E>>, E2>) =>
       Effect.sync(() => {
@@ -62,7 +62,7 @@ export const makeBatcher = <I, O, E, E2, R>(
       return process(batch.map((pending) => pending.item)).pipe(
         Effect.exit,
         Effect.flatMap((exit) => settle(batch, exit)),
-        Effect.zipRight(drain)
+        Effect.andThen(drain)
       )
     })
 

@@ -7,7 +7,7 @@
  * run settles only after its early writes have ended. Early writes are batched across runs, with an asynchronous
  * commit (settlement's synchronous commit flushes them).
  */
-import { Context, Effect, Exit, type Fiber, Layer, Runtime } from "effect"
+import { Context, Effect, Exit, type Fiber, Layer } from "effect"
 import { PgPools } from "../db/PgPool.js"
 import { makeBatcher } from "./Batcher.js"
 import { query, type Statement } from "./LedgerSql.js"
@@ -49,7 +49,7 @@ export interface CallRecorderService {
 
 const make = Effect.gen(function*() {
   const { asyncCommit } = yield* PgPools
-  const runtime = yield* Effect.runtime<never>()
+  const fork = Effect.runForkWith(yield* Effect.context<never>())
 
   const recordBatch = (groups: ReadonlyArray<{ readonly organizationId: string; readonly calls: ReadonlyArray<LedgerCall> }>) =>
     Effect.as(
@@ -62,7 +62,7 @@ const make = Effect.gen(function*() {
 
   const record = (organizationId: string, calls: ReadonlyArray<LedgerCall>) =>
     batcher.submit({ organizationId, calls }).pipe(
-      Effect.catchAll((error) => Effect.logDebug("answered calls will be stored at settlement", error))
+      Effect.catch((error) => Effect.logDebug("answered calls will be stored at settlement", error))
     )
 
   return CallRecorder.of({
@@ -70,12 +70,12 @@ const make = Effect.gen(function*() {
     forRun: (organizationId) => {
       let waiting: Array<LedgerCall> = []
       let timer: ReturnType<typeof setTimeout> | undefined
-      const writing = new Set<Fiber.RuntimeFiber<void>>()
+      const writing = new Set<Fiber.Fiber<void>>()
       const flush = () => {
         timer = undefined
         const calls = waiting
         waiting = []
-        const fiber = Runtime.runFork(runtime)(record(organizationId, calls))
+        const fiber = fork(record(organizationId, calls))
         writing.add(fiber)
         fiber.addObserver(() => writing.delete(fiber))
       }
@@ -92,7 +92,7 @@ const make = Effect.gen(function*() {
           waiting.push(...calls)
           if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
         },
-        stop: Effect.async<void>((resume) => stopNow(() => resume(Effect.void))),
+        stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
         stopNow
       }
     }
@@ -100,7 +100,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Early ledger entries of runs in flight. */
-export class CallRecorder extends Context.Tag("CallRecorder")<CallRecorder, CallRecorderService>() {
+export class CallRecorder extends Context.Service<CallRecorder, CallRecorderService>()("CallRecorder") {
   /** The recorder over the asynchronous-commit pool. */
   static readonly layer = Layer.effect(CallRecorder, make)
 }

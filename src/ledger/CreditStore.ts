@@ -6,7 +6,7 @@
  * (`captureStatement`) and what its lease slice held is released (Leases.ts). With billing off nothing is held or
  * debited. Credit is added by grants, purchases and recharges (`credit`, once per external reference).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
@@ -130,13 +130,13 @@ const make = Effect.gen(function*() {
         const rows = yield* sql<{ billing_enabled: boolean }>`UPDATE organizations SET billing_enabled = ${enabled}
           WHERE id = ${organizationId} RETURNING billing_enabled`
         yield* sql.unsafe(revokeLeases.text, [organizationId])
-        return Option.map(Option.fromNullable(rows[0]), (row) => row.billing_enabled)
+        return Option.map(Option.fromNullishOr(rows[0]), (row) => row.billing_enabled)
       }))
   })
 })
 
 /** Prepaid credit accounts. */
-export class CreditStore extends Context.Tag("CreditStore")<CreditStore, CreditStoreService>() {
+export class CreditStore extends Context.Service<CreditStore, CreditStoreService>()("CreditStore") {
   /** The store over the SQL client. */
   static readonly layer = Layer.effect(CreditStore, make)
 }

@@ -5,7 +5,7 @@
  * answered without being charged; runs of keys with limits join keyed batches, which lock their keys first and check
  * each run against its key. A run the batch could not store goes the exact way (Admission.ts).
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { existingStatement, type PendingRun } from "./Admission.js"
@@ -138,7 +138,7 @@ const runFast = (pool: pg.Pool, values: ReadonlyArray<unknown>, limitedKeys: Rea
   limitedKeys.length === 0
     ? query<FastRow>(pool, fastStatement, values)
     : transaction(pool, (client) =>
-      Effect.zipRight(query(client, lockKeys, [limitedKeys]), query<FastRow>(client, fastStatement, values)))
+      Effect.andThen(query(client, lockKeys, [limitedKeys]), query<FastRow>(client, fastStatement, values)))
 
 /**
  * Stores a batch of runs the slices covered, in one statement; returns each run's outcome (in batch order) and the

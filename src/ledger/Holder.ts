@@ -7,8 +7,8 @@
  * others only while `steady`: after a full TTL of its own heartbeats without a gap, so an outage all processes shared
  * never makes one take the others for dead.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Schedule } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
 import { randomBytes } from "node:crypto"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
@@ -36,9 +36,9 @@ export interface LedgerHolderService {
 }
 
 /** The holder of this process. */
-export class LedgerHolder extends Context.Tag("LedgerHolder")<LedgerHolder, LedgerHolderService>() {
+export class LedgerHolder extends Context.Service<LedgerHolder, LedgerHolderService>()("LedgerHolder") {
   /** Registers at start, beats until the scope closes. */
-  static readonly layer = Layer.scoped(
+  static readonly layer = Layer.effect(
     LedgerHolder,
     Effect.gen(function*() {
       const { main } = yield* PgPools
@@ -61,7 +61,7 @@ export class LedgerHolder extends Context.Tag("LedgerHolder")<LedgerHolder, Ledg
         for (const listener of listeners) listener()
       })
       yield* heartbeat.pipe(
-        Effect.catchAll((error) => Effect.logWarning("ledger heartbeat failed", error.message)),
+        Effect.catch((error) => Effect.logWarning("ledger heartbeat failed", error.message)),
         Effect.repeat(Schedule.spaced(HeartbeatMs)),
         Effect.forkScoped
       )

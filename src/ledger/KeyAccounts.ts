@@ -10,7 +10,7 @@
  * admission of a limited key reads settled + held under the key's lock, and settlement moves a run from held to
  * settled in one transaction.
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { query, type Statement } from "./LedgerSql.js"

@@ -7,7 +7,7 @@
  * (an exact admission that finds too little free takes back every holder's unused parts) or revoked (billing or
  * limits changed: the lease admits nothing more); what admitted runs hold stays until they settle.
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"

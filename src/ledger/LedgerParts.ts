@@ -3,8 +3,9 @@
  * them), what follows a settlement (`AfterSettlement`), and the pieces one process's ledger is made of
  * (`LedgerParts`), which admission (AdmissionFlow.ts) and settlement (RunLedger.ts) are composed over.
  */
-import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Layer, type Runtime } from "effect"
+import { Context, Effect, Layer } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Fork } from "../fibers/Fork.js"
 import type { DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.js"
 import type { PgPools } from "../db/PgPool.js"
 import type { PendingRun } from "./Admission.js"
@@ -63,20 +64,20 @@ export interface SettlementResult {
 }
 
 /** What runs after each settlement that moved money (auto-recharge); a declared dependency of the ledger. */
-export class AfterSettlement extends Context.Tag("AfterSettlement")<
+export class AfterSettlement extends Context.Service<
   AfterSettlement,
   (organizationId: string, result: SettlementResult) => Effect.Effect<void>
->() {
+>()("AfterSettlement") {
   /** Nothing after settlements (the operator CLI, tests of the ledger alone). */
   static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
 }
 
 /** What the ledger's operations share in one process. */
 export interface LedgerParts {
-  readonly pools: Effect.Effect.Success<typeof PgPools>
-  readonly holder: Effect.Effect.Success<typeof LedgerHolder>
-  readonly after: Effect.Effect.Success<typeof AfterSettlement>
-  readonly fork: ReturnType<typeof Runtime.runFork<never>>
+  readonly pools: PgPools["Service"]
+  readonly holder: LedgerHolder["Service"]
+  readonly after: AfterSettlement["Service"]
+  readonly fork: Fork
   readonly escrow: Escrow
   readonly limitedKeys: RecentKeys
   readonly queue: ReturnType<typeof makeSettlementQueue>

@@ -4,8 +4,19 @@
  * are `SqlError`s like the client's, so the one mapping of db/Unavailable.ts applies; a transaction helper keeps a
  * connection for the few multi-statement operations (the exact admission path, lease changes).
  */
-import { SqlError } from "@effect/sql/SqlError"
 import { Effect, type Exit } from "effect"
+import {
+  ConnectionError,
+  ConstraintError,
+  DeadlockError,
+  LockTimeoutError,
+  SerializationError,
+  SqlError,
+  SqlSyntaxError,
+  StatementTimeoutError,
+  UniqueViolation,
+  UnknownError
+} from "effect/sql/SqlError"
 import type pg from "pg"
 import { namedStatementsAllowed } from "../db/PgPool.js"
 
@@ -15,17 +26,45 @@ export interface Statement {
   readonly text: string
 }
 
+/**
+ * The `SqlError` of a failure of `pg` (its error, with its SQLSTATE `code`, as the reason's cause): the reason chosen
+ * by the SQLSTATE as @effect/sql-pg chooses it, so a ledger failure reads as the SQL client's would.
+ */
+export const sqlErrorOf = (cause: unknown, message: string): SqlError => {
+  const { code, constraint } = (cause ?? {}) as { readonly code?: unknown; readonly constraint?: unknown }
+  const state = typeof code === "string" ? code : ""
+  const props = { cause, message }
+  const reason = state.startsWith("08")
+    ? new ConnectionError(props)
+    : state.startsWith("42")
+    ? new SqlSyntaxError(props)
+    : state === "23505"
+    ? new UniqueViolation({ ...props, constraint: typeof constraint === "string" ? constraint : "unknown" })
+    : state.startsWith("23")
+    ? new ConstraintError(props)
+    : state === "40P01"
+    ? new DeadlockError(props)
+    : state === "40001"
+    ? new SerializationError(props)
+    : state === "55P03"
+    ? new LockTimeoutError(props)
+    : state === "57014"
+    ? new StatementTimeoutError(props)
+    : new UnknownError(props)
+  return new SqlError({ reason })
+}
+
 /** The rows of a statement run on a pool (or a connection in a transaction). */
 export const query = <Row>(
   on: pg.Pool | pg.PoolClient,
   statement: Statement,
   values: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
-  Effect.async<ReadonlyArray<Row>, SqlError>((resume) => {
+  Effect.callback<ReadonlyArray<Row>, SqlError>((resume) => {
     const named = namedStatementsAllowed.has(on)
     on.query(named ? { name: statement.name, text: statement.text, values: values as Array<unknown> } : { text: statement.text, values: values as Array<unknown> }).then(
       (result) => resume(Effect.succeed(result.rows as ReadonlyArray<Row>)),
-      (cause) => resume(Effect.fail(new SqlError({ cause, message: `ledger statement ${statement.name} failed` })))
+      (cause) => resume(Effect.fail(sqlErrorOf(cause, `ledger statement ${statement.name} failed`)))
     )
   })
 
@@ -35,7 +74,7 @@ const ignoreIdleError = () => {}
 const checkOut = (pool: pg.Pool) =>
   Effect.tryPromise({
     try: () => pool.connect().then((client) => client.on("error", ignoreIdleError)),
-    catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
+    catch: (cause) => sqlErrorOf(cause, "could not open a ledger transaction")
   })
 
 /**
@@ -68,13 +107,13 @@ export const inTransaction = <A, E>(
 ): Effect.Effect<A, E | SqlError> =>
   Effect.tryPromise({
     try: () => begin(client),
-    catch: (cause) => new SqlError({ cause, message: "could not open a ledger transaction" })
+    catch: (cause) => sqlErrorOf(cause, "could not open a ledger transaction")
   }).pipe(
-    Effect.zipRight(body),
+    Effect.andThen(body),
     Effect.tap(() =>
       Effect.tryPromise({
         try: () => client.query("COMMIT"),
-        catch: (cause) => new SqlError({ cause, message: "could not commit a ledger transaction" })
+        catch: (cause) => sqlErrorOf(cause, "could not commit a ledger transaction")
       })
     )
   )

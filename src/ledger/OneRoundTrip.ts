@@ -11,12 +11,12 @@
  * embedded database (no named statements) always goes the usual way. Inside a transaction already open
  * (`stepsInTransaction`), the same round trip runs statements that need no answer of the one before them.
  */
-import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
 import pg from "pg"
 import { prepareValue } from "pg/lib/utils.js"
 import { namedStatementsAllowed } from "../db/PgPool.js"
-import { inTransaction, onConnection, query, type Statement } from "./LedgerSql.js"
+import { inTransaction, onConnection, query, sqlErrorOf, type Statement } from "./LedgerSql.js"
 
 /** A statement with its values. */
 export interface Step {
@@ -69,7 +69,7 @@ const preparedOn = (client: pg.PoolClient, steps: ReadonlyArray<Step>) => {
 }
 
 const failure = (steps: ReadonlyArray<Step>, cause: unknown) =>
-  new SqlError({ cause, message: `ledger statements ${steps.map((step) => step.statement.name).join(", ")} failed` })
+  sqlErrorOf(cause, `ledger statements ${steps.map((step) => step.statement.name).join(", ")} failed`)
 
 /** The rows of each step, in order. */
 const rowsOf = (result: ResultLike | ReadonlyArray<ResultLike>, count: number) => {
@@ -80,7 +80,7 @@ const rowsOf = (result: ResultLike | ReadonlyArray<ResultLike>, count: number) =
 
 /** The steps in one round trip (values mapped as `pg` maps them, before anything is written). */
 const sendSteps = (client: pg.PoolClient, steps: ReadonlyArray<Step>) =>
-  Effect.async<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>((resume) => {
+  Effect.callback<ReadonlyArray<ReadonlyArray<unknown>>, SqlError>((resume) => {
     let bound: Bound
     try {
       bound = steps.map((step) => ({ name: step.statement.name, values: step.values.map(prepareValue) }))

@@ -5,7 +5,7 @@
  * that escrowed credit never exceeds the balance and settled + escrowed spend and tokens never exceed their limits;
  * every change that takes from what is free (a lease grant, an admission outside a lease) is decided here.
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import type { Statement } from "./LedgerSql.js"

@@ -6,7 +6,7 @@
  * runs admitted outside any slice (`reserve`). Settling commits a run's billed spend and tokens to its month
  * (`commitStatement`); what a lease slice held is released by the lease (Leases.ts).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
@@ -126,7 +126,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Period quotas. */
-export class QuotaLedger extends Context.Tag("QuotaLedger")<QuotaLedger, QuotaLedgerService>() {
+export class QuotaLedger extends Context.Service<QuotaLedger, QuotaLedgerService>()("QuotaLedger") {
   /** The ledger over the SQL client. */
   static readonly layer = Layer.effect(QuotaLedger, make)
 }

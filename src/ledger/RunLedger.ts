@@ -8,7 +8,7 @@
  * from the organization's recent rate, returned when idle and on shutdown (Slices.ts), and come back on their own
  * (Holder.ts) when a process dies.
  */
-import { Context, Effect, Exit, Layer, Runtime } from "effect"
+import { Context, Effect, Exit, Layer } from "effect"
 import { PgPools } from "../db/PgPool.js"
 import { type Fork, forkOf } from "../fibers/Fork.js"
 import { type AdmissionDone, admitNowWith } from "./AdmissionFlow.js"
@@ -82,15 +82,15 @@ const settleWith = ({ after, escrow, fork: ledgerFork, queue }: LedgerParts): Ru
   return {
     yieldTo: ticket.yieldTo,
     onCommitted,
-    committed: Effect.withFiberRuntime((fiber) =>
-      Effect.async<SettlementResult>((resume) => onCommitted((result) => resume(Effect.succeed(result)), forkOf(fiber))))
+    committed: Effect.withFiber((fiber) =>
+      Effect.callback<SettlementResult>((resume) => onCommitted((result) => resume(Effect.succeed(result)), forkOf(fiber))))
   }
 }
 
 const make = Effect.gen(function*() {
   const pools = yield* PgPools
   const holder = yield* LedgerHolder
-  const runtime = yield* Effect.runtime<never>()
+  const services = yield* Effect.context<never>()
   const escrow = new Escrow()
   holder.onReregistered(() => escrow.retireAll())
   // Batches of the fast way; `keyed`: of runs of keys with limits, under their keys' locks.
@@ -112,10 +112,10 @@ const make = Effect.gen(function*() {
     pools,
     holder,
     after: yield* AfterSettlement,
-    fork: Runtime.runFork(runtime),
+    fork: Effect.runForkWith(services),
     escrow,
     limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
-    queue: makeSettlementQueue(pools.main, LedgerBatches, runtime),
+    queue: makeSettlementQueue(pools.main, LedgerBatches, services),
     fastBatcher,
     keyedBatcher
   }
@@ -126,14 +126,14 @@ const make = Effect.gen(function*() {
   return RunLedger.of({
     // The Effect form: admission's ways that are Effects run in fibers of the caller's (its request id, loggers).
     admit: (request) =>
-      Effect.withFiberRuntime((fiber) => Effect.async((resume) => admitNow(request, resume, forkOf(fiber)))),
+      Effect.withFiber((fiber) => Effect.callback((resume) => admitNow(request, resume, forkOf(fiber)))),
     admitNow,
     settle: settleWith(parts)
   })
 })
 
 /** The run ledger. */
-export class RunLedger extends Context.Tag("RunLedger")<RunLedger, RunLedgerService>() {
+export class RunLedger extends Context.Service<RunLedger, RunLedgerService>()("RunLedger") {
   /** The ledger over the raw pools, this process's holder and what follows settlements. */
-  static readonly layer = Layer.scoped(RunLedger, make)
+  static readonly layer = Layer.effect(RunLedger, make)
 }

@@ -8,7 +8,7 @@
  * the organization's escrow when it was admitted outside a lease), its final state written while it still held or
  * was still `pending`. A run whose `pending` row an asynchronous commit lost (a PostgreSQL crash) is stored again.
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { captureStatement, usageTransaction } from "./CreditStore.js"

@@ -9,8 +9,8 @@
  * end may still be changed (`yieldTo`), so a caller answered with a failure at the deadline never finds the run stored
  * completed.
  */
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Exit, Runtime } from "effect"
+import { type Context, Effect, Exit } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
 import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
@@ -77,15 +77,15 @@ class Queue {
   private running = 0
   /** Runs submitted and not finished: queued, being attempted or waiting to be retried. */
   waiting = 0
-  private readonly fork: ReturnType<typeof Runtime.runFork<never>>
+  private readonly fork: ReturnType<typeof Effect.runForkWith<never>>
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly options: { readonly maxBatch: number; readonly maxInFlight: number },
-    runtime: Runtime.Runtime<never>,
+    services: Context.Context<never>,
     private readonly settle: SettleBatch
   ) {
-    this.fork = Runtime.runFork(runtime)
+    this.fork = Effect.runForkWith(services)
   }
 
   /** Queues a run's settlement. */
@@ -132,7 +132,7 @@ class Queue {
   /** A batch that failed: retried later when the database was away, else split, else its run degraded. */
   private failed(batch: ReadonlyArray<Item>, error: SqlError): Effect.Effect<void> {
     if (!isDataError(error)) {
-      return Effect.zipRight(
+      return Effect.andThen(
         Effect.logWarning(`settlement of ${batch.length} runs failed; retrying`, error.message),
         Effect.sync(() => {
           count(ledgerSettlementRetries, NoLabels)
@@ -152,8 +152,8 @@ class Queue {
       })
     }
     const item = batch[0]!
-    return Effect.zipRight(
-      Effect.logError(`PostgreSQL refused the settlement of run ${item.input.id}`, error.cause),
+    return Effect.andThen(
+      Effect.logError(`PostgreSQL refused the settlement of run ${item.input.id}`, error.reason.cause),
       Effect.sync(() => {
         if (item.degraded) {
           count(ledgerRefusedSettlements, Unsettled)
@@ -196,7 +196,7 @@ class Queue {
             for (const item of batch) this.finish(item, result.settled.has(item.input.id), result)
           })
       }),
-      Effect.zipRight(this.drain)
+      Effect.andThen(this.drain)
     )
   })
 
@@ -216,13 +216,13 @@ export interface SettlementQueue {
   readonly waiting: () => number
 }
 
-/** A settlement queue over `pool` (whose commits are synchronous). */
+/** A settlement queue over `pool` (whose commits are synchronous); its batches run in fibers with `services`. */
 export const makeSettlementQueue = (
   pool: pg.Pool,
   options: { readonly maxBatch: number; readonly maxInFlight: number },
-  runtime: Runtime.Runtime<never>,
+  services: Context.Context<never>,
   settle: SettleBatch = settleBatch
 ): SettlementQueue => {
-  const queue = new Queue(pool, options, runtime, settle)
+  const queue = new Queue(pool, options, services, settle)
   return { submit: (input) => queue.submit(input), waiting: () => queue.waiting }
 }

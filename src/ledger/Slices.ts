@@ -4,9 +4,10 @@
  * (AdmissionFlow.ts, `admitNowWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process
  * stops.
  */
-import { Effect, Exit, type Runtime, Schedule } from "effect"
+import { Effect, Exit, Schedule } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"
 import type { PgPools } from "../db/PgPool.js"
+import type { Fork } from "../fibers/Fork.js"
 import type { Escrow } from "./Escrow.js"
 import type { LedgerHolder } from "./Holder.js"
 import { grantLease, returnLeases } from "./Leases.js"
@@ -16,9 +17,9 @@ export const IdleLeaseSeconds = 15
 
 /** What keeping the slices needs of the ledger. */
 export interface SliceParts {
-  readonly pools: Effect.Effect.Success<typeof PgPools>
-  readonly holder: Effect.Effect.Success<typeof LedgerHolder>
-  readonly fork: ReturnType<typeof Runtime.runFork<never>>
+  readonly pools: PgPools["Service"]
+  readonly holder: LedgerHolder["Service"]
+  readonly fork: Fork
   readonly escrow: Escrow
 }
 
@@ -36,7 +37,7 @@ export const topUpWith = ({ escrow, fork, holder, pools }: SliceParts) => {
     fork(
       grantLease(pools.main, holder.id(), organizationId, period, escrow.target(organizationId, ceiling)).pipe(
         Effect.tap((lease) => Effect.sync(() => lease !== undefined && escrow.observe(lease))),
-        Effect.catchAll((error) => Effect.logWarning("could not top up a lease", error.message)),
+        Effect.catch((error) => Effect.logWarning("could not top up a lease", error.message)),
         Effect.ensuring(Effect.sync(() => {
           granting.delete(organizationId)
           done.complete(Exit.void)
@@ -57,7 +58,7 @@ export const returnLeasesWhenIdle = ({ escrow, holder, pools }: Omit<SliceParts,
       const idle = escrow.takeIdle(Date.now() - IdleLeaseSeconds * 1000)
       return idle.length === 0 ? Effect.void : returnLeases(pools.main, holder.id(), idle)
     }).pipe(
-      Effect.catchAll((error) => Effect.logWarning("could not return idle leases", error.message)),
+      Effect.catch((error) => Effect.logWarning("could not return idle leases", error.message)),
       Effect.repeat(Schedule.spaced(`${IdleLeaseSeconds} seconds`)),
       Effect.forkScoped
     )

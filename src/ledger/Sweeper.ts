@@ -107,10 +107,10 @@ export const sweepOnce = Effect.gen(function*() {
 })
 
 /** The sweeper, three times per lease TTL for the life of the process. */
-export const SweeperLive = Layer.scopedDiscard(
+export const SweeperLive = Layer.effectDiscard(
   Effect.flatMap(LedgerHolder, (holder) =>
     sweepOnce.pipe(
-      Effect.catchAll((error) => Effect.logWarning("sweeper could not run", error.message)),
+      Effect.catch((error) => Effect.logWarning("sweeper could not run", error.message)),
       Effect.repeat(Schedule.spaced((holder.ttlSeconds * 1000) / 3)),
       Effect.forkScoped
     ))

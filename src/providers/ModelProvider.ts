@@ -92,7 +92,7 @@ export interface ProviderIdentity {
 }
 
 /** The model that answers decision questions. */
-export class ModelProvider extends Context.Tag("ModelProvider")<ModelProvider, {
+export class ModelProvider extends Context.Service<ModelProvider, {
   readonly identity: ProviderIdentity
   /**
    * Reads one draw of one question before `deadline` (epoch ms), reporting every attempt made; `onCall`, when given,
@@ -110,4 +110,4 @@ export class ModelProvider extends Context.Tag("ModelProvider")<ModelProvider, {
     done: (exit: Exit.Exit<ReadOutcome, ProviderFailure>) => void,
     fork: Fork
   ) => void
-}>() {}
+}>()("ModelProvider") {}

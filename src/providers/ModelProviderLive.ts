@@ -5,7 +5,7 @@ import { LocalModel } from "./LocalModel.js"
 import { OpenAiCompatible } from "./OpenAiCompatible.js"
 
 /** The configured provider. */
-export const ModelProviderLive = Layer.unwrapEffect(
+export const ModelProviderLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     config.decisionProvider === "openai"
       ? OpenAiCompatible.layer({

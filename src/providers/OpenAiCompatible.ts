@@ -8,7 +8,7 @@
  * or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Cause, Effect, Either, Exit, FiberRef, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted, References, Result } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import type { Fork } from "../fibers/Fork.js"
 import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
@@ -97,7 +97,7 @@ const conclude = <A>(
     outputTokens: made.outputTokens
   })
   if (outcome._tag === "Billed") {
-    return attempted(Either.isRight(outcome.result) ? Exit.succeed(outcome.result.right) : Exit.fail(final(outcome.result.left)))
+    return attempted(Result.isSuccess(outcome.result) ? Exit.succeed(outcome.result.success) : Exit.fail(final(outcome.result.failure)))
   }
   if (outcome._tag === "Refused") return attempted(Exit.fail(final(outcome.error)))
   if (ended >= call.deadline || (outcome.kind === "timeout" && posted.cutByDeadline)) {
@@ -139,14 +139,14 @@ const postAttempt = <A>(
  * of the runtime (`post`'s callback does the rest), inside a `model.call` span only while spans are kept.
  */
 const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: number): Effect.Effect<A, AttemptFailure> =>
-  Effect.withFiberRuntime((fiber) => {
+  Effect.withFiber((fiber) => {
     const window = attemptWindow(transport, call)
     if (window === undefined) return Effect.fail(final(deadlineExceeded()))
-    const attempt = Effect.async<Attempted<A>>((resume) => {
+    const attempt = Effect.callback<Attempted<A>>((resume) => {
       const abort = postAttempt(transport, call, ordinal, window, (attempted) => resume(Effect.succeed(attempted)))
       return Effect.sync(abort)
     })
-    if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.flatMap(attempt, (attempted) => attempted.exit)
+    if (!fiber.getRef(References.TracerEnabled)) return Effect.flatMap(attempt, (attempted) => attempted.exit)
     // The span is the HTTP attempt: it ends once the answer is read, before the call's result (a failure for the
     // retry schedule to decide on is not the span's).
     const traced = Effect.tap(attempt, (attempted) =>
@@ -191,7 +191,7 @@ const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallC
       return attemptOnce(transport, call, ordinal++)
     })
   return logged(first).pipe(
-    Effect.zipRight(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), { ...retry, deadline: call.deadline })),
+    Effect.andThen(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), { ...retry, deadline: call.deadline })),
     Effect.mapError((failure) =>
       failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts))
   )
@@ -202,7 +202,7 @@ const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallC
  * (`retriesAfter`), as almost no call needs it.
  */
 const callWithRetries = <A>(transport: Transport, retry: RetrySettings, call: CallContext<A>): Effect.Effect<A, ProviderError> =>
-  Effect.catchAll(attemptOnce(transport, call, 0), (first) => retriesAfter(transport, retry, call, first))
+  Effect.catch(attemptOnce(transport, call, 0), (first) => retriesAfter(transport, retry, call, first))
 
 /**
  * A letter read without a thought, outside the runtime (`ModelProvider.readNow`): its first attempt posted and
@@ -221,9 +221,9 @@ const answerNow = (
   postAttempt(transport, call, 0, window, (attempted) => {
     const exit = attempted.exit
     if (Exit.isSuccess(exit)) return done(Exit.succeed(exit.value))
-    const failure = Cause.failureOrCause(exit.cause)
-    if (Either.isRight(failure)) return done(Exit.failCause(failure.right))
-    fork(retriesAfter(transport, retry, call, failure.left)).addObserver(done)
+    const failure = Cause.findError(exit.cause)
+    if (Result.isFailure(failure)) return done(Exit.failCause(failure.failure))
+    fork(retriesAfter(transport, retry, call, failure.success)).addObserver(done)
   })
 }
 
@@ -296,5 +296,5 @@ const make = (config: OpenAiCompatibleConfig) =>
 /** The OpenAI-compatible provider: `OpenAiCompatible.layer(config)` provides `ModelProvider`. */
 export const OpenAiCompatible = {
   make,
-  layer: (config: OpenAiCompatibleConfig): Layer.Layer<ModelProvider> => Layer.scoped(ModelProvider, make(config))
+  layer: (config: OpenAiCompatibleConfig): Layer.Layer<ModelProvider> => Layer.effect(ModelProvider, make(config))
 }

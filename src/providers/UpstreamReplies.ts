@@ -4,7 +4,7 @@
  * failures and unreadable bodies failed and retryable; a 413 or a context-length 400 refused as input_too_large, any
  * other 4xx as provider_unavailable. Each attempt's ledger entry, and the error of a call whose retries ran out.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   DecisionUnavailable,
   InputTooLarge,
@@ -20,7 +20,7 @@ import type { FailureKind } from "./UpstreamRetry.js"
 
 /** What one attempt came to: billed (the model answered), failed (retryable), or refused (final, not billed). */
 export type Attempt<A> =
-  | { readonly _tag: "Billed"; readonly id: string | null; readonly usage: Usage; readonly result: Either.Either<A, ProviderError> }
+  | { readonly _tag: "Billed"; readonly id: string | null; readonly usage: Usage; readonly result: Result.Result<A, ProviderError> }
   | { readonly _tag: "Failed"; readonly id: string | null; readonly kind: FailureKind; readonly detail: string }
   | { readonly _tag: "Refused"; readonly id: string | null; readonly error: ProviderError }
 
@@ -88,8 +88,8 @@ export const interpretLetter = (optionCount: number): Interpret<ReadonlyArray<nu
     id: reply.id,
     usage: reply.usage,
     result: reply.probabilities === null
-      ? Either.left(new DecisionUnavailable({ message: "the model gave no log-probabilities for the option letters" }))
-      : Either.right(reply.probabilities)
+      ? Result.fail(new DecisionUnavailable({ message: "the model gave no log-probabilities for the option letters" }))
+      : Result.succeed(reply.probabilities)
   }
 }
 
@@ -97,7 +97,7 @@ export const interpretLetter = (optionCount: number): Interpret<ReadonlyArray<nu
 export const interpretThought: Interpret<string> = (body) => {
   const reply = parseThoughtResponse(body)
   if (reply._tag === "Malformed") return unreadable(reply.reason)
-  return { _tag: "Billed", id: reply.id, usage: reply.usage, result: Either.right(reply.text) }
+  return { _tag: "Billed", id: reply.id, usage: reply.usage, result: Result.succeed(reply.text) }
 }
 
 /** The attempt's outcome as a metric label. */

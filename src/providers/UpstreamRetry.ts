@@ -4,9 +4,9 @@
  * when the upstream sent `Retry-After` (seconds, or an HTTP date), the wait is at least that long. A wait that
  * would end at or past the run's deadline is not taken: the schedule stops, and the call fails at once with the
  * last attempt's error (`provider_rate_limited`, `provider_unavailable`, ...) rather than sleeping towards a
- * deadline no retry could meet. The deadline check reads the Clock when the decision is made.
+ * deadline no retry could meet. The deadline check reads the Clock when the decision is made (the step's `now`).
  */
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Random, Schedule } from "effect"
 import type { ProviderError } from "./ModelProvider.js"
 
 /** Why an attempt failed in a way worth retrying. */
@@ -49,41 +49,41 @@ export const retrySchedule = (options: {
   readonly baseDelayMs: number
   readonly deadline: number
 }): Schedule.Schedule<Duration.Duration, AttemptFailure> => {
+  // Capped, then jittered to 50-100% of the capped delay.
   const backoff = Schedule.exponential(Duration.millis(options.baseDelayMs)).pipe(
-    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(MaxBackoffMs))),
-    Schedule.jitteredWith({ min: 0.5, max: 1 })
-  )
-  return Schedule.identity<AttemptFailure>().pipe(
-    Schedule.intersect(backoff),
-    Schedule.intersect(Schedule.recurs(options.maxRetries)),
-    Schedule.whileInput((failure: AttemptFailure) => failure._tag === "Retryable"),
-    Schedule.modifyDelay(([[failure]], delay) => {
-      const asked = failure._tag === "Retryable" ? failure.retryAfterMs : undefined
-      return asked !== undefined && asked > Duration.toMillis(delay) ? Duration.millis(asked) : delay
-    }),
-    Schedule.delays,
-    Schedule.checkEffect((_, delay) =>
-      Effect.map(Clock.currentTimeMillis, (now) => now + Duration.toMillis(delay) < options.deadline)
+    Schedule.modifyDelay(({ duration }) =>
+      Effect.map(Random.next, (random) => Duration.times(Duration.min(duration, Duration.millis(MaxBackoffMs)), 0.5 + 0.5 * random))
     )
+  )
+  return Schedule.max([backoff, Schedule.recurs(options.maxRetries)]).pipe(
+    Schedule.setInputType<AttemptFailure>(),
+    Schedule.while(({ input }) => input._tag === "Retryable"),
+    Schedule.modifyDelay(({ duration, input }) => {
+      const asked = input._tag === "Retryable" ? input.retryAfterMs : undefined
+      return Effect.succeed(asked !== undefined && asked > Duration.toMillis(duration) ? Duration.millis(asked) : duration)
+    }),
+    Schedule.while(({ duration, now }) => now + Duration.toMillis(duration) < options.deadline),
+    Schedule.map(({ duration }) => duration)
   )
 }
 
 /**
  * The retries of a call whose first attempt failed with `first`: `attempt(previous)` tried on the retry schedule,
  * fed each failure as `Effect.retry` would feed it, until one answers, a failure is final, or the schedule stops (the
- * call then fails with the last failure). The caller makes the first attempt on its own, so the schedule's driver (a
- * ref, and the iteration's metadata provided to each attempt) is built only once one failed, as almost no call needs it.
+ * call then fails with the last failure). The caller makes the first attempt on its own, so the schedule's step (its
+ * state, and the sleep before each attempt) is built only once one failed, as almost no call needs it.
  */
 export const retryFrom = <A>(
   first: AttemptFailure,
   attempt: (previous: AttemptFailure) => Effect.Effect<A, AttemptFailure>,
   options: { readonly maxRetries: number; readonly baseDelayMs: number; readonly deadline: number }
 ): Effect.Effect<A, AttemptFailure> =>
-  first._tag !== "Retryable" ? Effect.fail(first) : Effect.flatMap(Schedule.driver(retrySchedule(options)), (driver) => {
+  first._tag !== "Retryable" ? Effect.fail(first) : Effect.flatMap(Schedule.toStepWithSleep(retrySchedule(options)), (step) => {
+    // The step fails only when the schedule is done (it has no error of its own): the call fails with `failure`.
     const loop = (failure: AttemptFailure): Effect.Effect<A, AttemptFailure> =>
-      Effect.matchEffect(driver.next(failure), {
+      Effect.matchEffect(step(failure), {
         onFailure: () => Effect.fail(failure),
-        onSuccess: () => Effect.catchAll(attempt(failure), loop)
+        onSuccess: () => Effect.catch(attempt(failure), loop)
       })
     return loop(first)
   })

@@ -15,8 +15,8 @@
  * While spans are exported (an OTLP endpoint set), the route is not taken: the API serves it under the platform's
  * request span.
  */
-import { type Headers, type HttpServerResponse, HttpTraceContext } from "@effect/platform"
-import { Cause, Effect, Either, Exit, FiberRef, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Result } from "effect"
+import { type Headers, type HttpServerResponse, HttpTraceContext } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api } from "../../schema/Api.js"
 import { Actor, type ActorShape } from "../../schema/Auth.js"
@@ -27,7 +27,6 @@ import { checkScope } from "../auth/Scopes.js"
 import { AppConfig } from "../config/AppConfig.js"
 import { makeCors } from "../http/Cors.js"
 import { type DirectRoute, DirectRoutes, type DirectServer } from "../http/DirectRoutes.js"
-import { CurrentStyle } from "../http/Rejection.js"
 import { requestIdFor } from "../http/RequestId.js"
 import { readJsonPayloadNow } from "../http/RequestShape.js"
 import { withRetryAfter } from "../http/RetryAfter.js"
@@ -53,15 +52,16 @@ type Ending =
   | { readonly _tag: "HandedBack"; readonly answer: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> }
 
 /**
- * A failure for the API to answer: decoding failures in the route's JSON style; a failure of the handler with the
- * run's `Server-Timing` and its `Retry-After`, as RunsHttp.ts registers them.
+ * A failure for the API to answer: decoding failures in the route's JSON style (the edge's style when no route set
+ * one, Rejection.ts' `CurrentStyle`: a handed-back answer runs no route); a failure of the handler with the run's
+ * `Server-Timing` and its `Retry-After`, as RunsHttp.ts registers them.
  */
-const handedBack = (cause: Cause.Cause<unknown>, marks: TimingMarks | undefined): Ending => {
-  const failure = marks === undefined
+const handedBack = (cause: Cause.Cause<unknown>, marks: TimingMarks | undefined): Ending => ({
+  _tag: "HandedBack",
+  answer: marks === undefined
     ? Effect.failCause(cause)
-    : Effect.zipRight(timeAnswer(marks), withRetryAfter(Effect.failCause(cause)))
-  return { _tag: "HandedBack", answer: Effect.zipRight(FiberRef.set(CurrentStyle, "json"), failure) }
-}
+    : Effect.andThen(timeAnswer(marks), withRetryAfter(Effect.failCause(cause)))
+})
 
 const header = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
   typeof value === "string" ? value : undefined
@@ -69,7 +69,7 @@ const header = (value: string | ReadonlyArray<string> | undefined): string | und
 /** What the route works with: the services, the endpoint as the route table describes it, CORS and the server. */
 interface RunRoute {
   readonly runs: RunsService
-  readonly verifier: CredentialVerifier["Type"]
+  readonly verifier: CredentialVerifier["Service"]
   readonly info: EndpointInfo
   readonly scope: NonNullable<EndpointInfo["scope"]>
   readonly cors: ReturnType<typeof makeCors>
@@ -166,7 +166,7 @@ const serve = (
         }
       }
       const refused = context.runs.startHere(actor, payload, header(raw.headers["idempotency-key"]), marks, fibers, answer)
-      if (Either.isLeft(refused)) end(handedBack(Cause.fail(refused.left), marks))
+      if (Result.isFailure(refused)) end(handedBack(Cause.fail(refused.failure), marks))
     } catch (defect) {
       end(handedBack(Cause.die(defect), undefined))
     }
@@ -206,7 +206,7 @@ export const CreateRunRouteLive = Layer.effect(
     if (yield* spansExported) return []
     const info = makeRouteTable(Api).endpoints.get(`POST ${RunsUrl}`)
     if (info === undefined || info.scope === undefined) {
-      return yield* Effect.dieMessage(`the API declares no authenticated POST ${RunsUrl}`)
+      return yield* Effect.die(new Error(`the API declares no authenticated POST ${RunsUrl}`))
     }
     const context = {
       runs: yield* Runs,

@@ -6,7 +6,7 @@
  * integer-like keys ("1", "20"): those come first in numeric order. Levels that are all integer-like are therefore
  * read in numeric order; a mix of integer-like and other names is refused, since its order is already lost.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** Fewest alternatives of a `choice` or `score` question (spec, Limits). */
@@ -34,75 +34,75 @@ const checkName = (noun: string, name: string): string | null => {
   return null
 }
 
-const readDescription = (noun: string, name: string, value: unknown): Either.Either<string | null, string> => {
-  if (value === null) return Either.right(null)
+const readDescription = (noun: string, name: string, value: unknown): Result.Result<string | null, string> => {
+  if (value === null) return Result.succeed(null)
   if (typeof value !== "string") {
-    return Either.left(`the description of ${noun} ${JSON.stringify(name)} must be a string or null`)
+    return Result.fail(`the description of ${noun} ${JSON.stringify(name)} must be a string or null`)
   }
   if (value.length > MAX_DESCRIPTION_LENGTH) {
-    return Either.left(
+    return Result.fail(
       `the description of ${noun} ${JSON.stringify(name)} is longer than ${MAX_DESCRIPTION_LENGTH} characters`
     )
   }
-  return Either.right(value)
+  return Result.succeed(value)
 }
 
 const readEntries = (
   type: "choice" | "score",
   noun: string,
   entries: ReadonlyArray<readonly [string, unknown]>
-): Either.Either<ReadonlyArray<QuestionOption>, string> => {
+): Result.Result<ReadonlyArray<QuestionOption>, string> => {
   if (entries.length < MIN_OPTIONS || entries.length > MAX_OPTIONS) {
-    return Either.left(`${type} needs ${MIN_OPTIONS} to ${MAX_OPTIONS} ${noun}s, got ${entries.length}`)
+    return Result.fail(`${type} needs ${MIN_OPTIONS} to ${MAX_OPTIONS} ${noun}s, got ${entries.length}`)
   }
   const seen = new Set<string>()
   const options: Array<QuestionOption> = []
   for (const [name, value] of entries) {
     const bad = checkName(noun, name)
-    if (bad !== null) return Either.left(bad)
-    if (seen.has(name)) return Either.left(`${noun} ${JSON.stringify(name)} is listed twice`)
+    if (bad !== null) return Result.fail(bad)
+    if (seen.has(name)) return Result.fail(`${noun} ${JSON.stringify(name)} is listed twice`)
     seen.add(name)
     const description = readDescription(noun, name, value)
-    if (Either.isLeft(description)) return Either.left(description.left)
-    options.push({ name, description: description.right })
+    if (Result.isFailure(description)) return Result.fail(description.failure)
+    options.push({ name, description: description.success })
   }
-  return Either.right(options)
+  return Result.succeed(options)
 }
 
-const noulOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> => {
+const noulOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> => {
   if (criteria === undefined || criteria === null) {
-    return Either.right([{ name: "yes", description: null }, { name: "no", description: null }])
+    return Result.succeed([{ name: "yes", description: null }, { name: "no", description: null }])
   }
-  if (!isRecord(criteria)) return Either.left(`noul criteria must be an object {"true": ..., "false": ...}`)
+  if (!isRecord(criteria)) return Result.fail(`noul criteria must be an object {"true": ..., "false": ...}`)
   const unknownKey = Object.keys(criteria).find((key) => key !== "true" && key !== "false")
   if (unknownKey !== undefined) {
-    return Either.left(`noul criteria accept only the keys "true" and "false", got ${JSON.stringify(unknownKey)}`)
+    return Result.fail(`noul criteria accept only the keys "true" and "false", got ${JSON.stringify(unknownKey)}`)
   }
   const yes = readDescription("criterion", "true", criteria["true"] ?? null)
-  if (Either.isLeft(yes)) return Either.left(yes.left)
+  if (Result.isFailure(yes)) return Result.fail(yes.failure)
   const no = readDescription("criterion", "false", criteria["false"] ?? null)
-  if (Either.isLeft(no)) return Either.left(no.left)
-  return Either.right([{ name: "yes", description: yes.right }, { name: "no", description: no.right }])
+  if (Result.isFailure(no)) return Result.fail(no.failure)
+  return Result.succeed([{ name: "yes", description: yes.success }, { name: "no", description: no.success }])
 }
 
-const choiceOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> =>
+const choiceOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> =>
   isRecord(criteria)
     ? readEntries("choice", "option", Object.entries(criteria))
-    : Either.left("choice criteria must be an object of option name to description (or null)")
+    : Result.fail("choice criteria must be an object of option name to description (or null)")
 
-const scoreOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> => {
+const scoreOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> => {
   if (Array.isArray(criteria)) {
     const notString = criteria.findIndex((item) => typeof item !== "string")
-    if (notString >= 0) return Either.left(`score level ${notString} must be a string`)
+    if (notString >= 0) return Result.fail(`score level ${notString} must be a string`)
     return readEntries("score", "level", (criteria as ReadonlyArray<string>).map((name) => [name, null] as const))
   }
   if (!isRecord(criteria)) {
-    return Either.left("score criteria must be an array of level names or an object of level name to description")
+    return Result.fail("score criteria must be an array of level names or an object of level name to description")
   }
   const keys = Object.keys(criteria)
   const integerLike = keys.filter((key) => INTEGER_LIKE.test(key))
   if (integerLike.length > 0 && integerLike.length < keys.length) {
-    return Either.left(
+    return Result.fail(
       `score levels given as an object cannot mix integer-like names (${JSON.stringify(integerLike[0])}) with ` +
         "others, because JSON objects do not keep their order; give the levels as an array"
     )
@@ -111,7 +111,7 @@ const scoreOptions = (criteria: unknown): Either.Either<ReadonlyArray<QuestionOp
 }
 
 /** The ordered alternatives of a question of a known type, or what is wrong with its `criteria`. */
-export const optionsOf = (type: QuestionType, criteria: unknown): Either.Either<ReadonlyArray<QuestionOption>, string> => {
+export const optionsOf = (type: QuestionType, criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> => {
   switch (type) {
     case "noul":
       return noulOptions(criteria)

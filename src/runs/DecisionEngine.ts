@@ -11,7 +11,7 @@
  * runtime per run, about a tenth of the service's CPU per run under load. `executeDecisionWith` is the same engine as
  * an Effect, reading its fiber's clock.
  */
-import { Cause, Clock, Context, Effect, Either, Exit, FiberRef } from "effect"
+import { Cause, Clock, Effect, Exit, References, Result } from "effect"
 import { BudgetExhausted, DeadlineExceeded, ProviderBadResponse } from "../../schema/Errors.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 import { type Fork, forkOf } from "../fibers/Fork.js"
@@ -129,7 +129,7 @@ export interface EngineFibers {
 
 /** What one decision run accumulates while its reads run; `error` is the first thing that stopped it. */
 interface Progress {
-  readonly provider: ModelProvider["Type"]
+  readonly provider: ModelProvider["Service"]
   readonly plan: DecisionPlan
   readonly options: DecisionOptions
   readonly questions: ReadonlyMap<string, PlannedQuestion>
@@ -147,7 +147,7 @@ interface Progress {
   defect: Cause.Cause<never> | null
 }
 
-const startRun = (provider: ModelProvider["Type"], plan: DecisionPlan, options: DecisionOptions, fibers: EngineFibers): Progress => ({
+const startRun = (provider: ModelProvider["Service"], plan: DecisionPlan, options: DecisionOptions, fibers: EngineFibers): Progress => ({
   provider,
   plan,
   options,
@@ -222,15 +222,15 @@ const readDraw = (
     options.onCalls?.([costed])
   }
   /** The read ended with its calls and its probabilities, or the error it stopped with. */
-  const ended = (readCalls: ReadonlyArray<ModelCall>, outcome: Either.Either<ReadonlyArray<number>, ProviderError>) => {
+  const ended = (readCalls: ReadonlyArray<ModelCall>, outcome: Result.Result<ReadonlyArray<number>, ProviderError>) => {
     // A provider that reports no call as it ends (the local model answers at once) has them reported here.
     readCalls.slice(reported).forEach(report)
     budget.release(hold, estimate, readCalls)
-    if (Either.isLeft(outcome)) {
-      progress.error ??= outcome.left
+    if (Result.isFailure(outcome)) {
+      progress.error ??= outcome.failure
       return done(null)
     }
-    const probabilities = outcome.right
+    const probabilities = outcome.success
     if (probabilities.length !== read.options.length) {
       progress.error ??= new ProviderBadResponse({
         message: `the model provider gave ${probabilities.length} probabilities for ${read.options.length} options`
@@ -240,11 +240,11 @@ const readDraw = (
     done({ draw, probabilities })
   }
   readThrough(progress, read, { deadline: options.deadline, onCall: report }, (exit) => {
-    if (Exit.isSuccess(exit)) return ended(exit.value.calls, Either.right(exit.value.probabilities))
-    const failure = Cause.failureOrCause(exit.cause)
-    if (Either.isLeft(failure)) return ended(failure.left.calls, Either.left(failure.left.error))
+    if (Exit.isSuccess(exit)) return ended(exit.value.calls, Result.succeed(exit.value.probabilities))
+    const failure = Cause.findError(exit.cause)
+    if (Result.isSuccess(failure)) return ended(failure.success.calls, Result.fail(failure.success.error))
     // The provider died (a bug of its own): the engine stops reading and dies with it.
-    progress.defect ??= failure.right
+    progress.defect ??= failure.failure
     done(null)
   })
 }
@@ -321,7 +321,7 @@ const runStages = (progress: Progress, index: number, done: () => void): void =>
  * when `error` is set and `callOccurred(result)`, and leaves it `pending` when `error` is set and no call occurred.
  */
 export const executeDecisionNow = (
-  provider: ModelProvider["Type"],
+  provider: ModelProvider["Service"],
   plan: DecisionPlan,
   options: DecisionOptions,
   fibers: EngineFibers,
@@ -341,18 +341,18 @@ export const executeDecisionNow = (
   }
 }
 
-/** `executeDecisionNow` as an Effect: its reads' fibers made from the current fiber's runtime, its clock read there. */
+/** `executeDecisionNow` as an Effect: its reads' fibers made from the current fiber's context, its clock read there. */
 export const executeDecisionWith = (
-  provider: ModelProvider["Type"],
+  provider: ModelProvider["Service"],
   plan: DecisionPlan,
   options: DecisionOptions
 ): Effect.Effect<EngineResult> =>
-  Effect.withFiberRuntime((fiber) => {
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  Effect.withFiber((fiber) => {
+    const clock = fiber.getRef(Clock.Clock)
     const fibers: EngineFibers = {
       fork: forkOf(fiber),
-      now: () => clock.unsafeCurrentTimeMillis(),
-      traced: fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      now: () => clock.currentTimeMillisUnsafe(),
+      traced: fiber.getRef(References.TracerEnabled)
     }
-    return Effect.async<EngineResult>((resume) => executeDecisionNow(provider, plan, options, fibers, resume))
+    return Effect.callback<EngineResult>((resume) => executeDecisionNow(provider, plan, options, fibers, resume))
   })

@@ -4,7 +4,7 @@
  * question's stage is one more than the highest stage of what it depends on, so stage 0 holds the questions that
  * depend on nothing. Conditions are data (never functions) so a plan can be logged, compared and tested.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** The public `ask_if` entry: read only when the named question's most probable alternative is in `answers`. */
@@ -54,7 +54,7 @@ const describeCycle = (path: ReadonlyArray<string>): string => path.map((id) => 
  * Stages a set of questions whose dependencies all exist, or names the first cycle found (questions visited in
  * their given order, dependencies in their listed order, so the message is deterministic).
  */
-export const stageQuestions = (questions: ReadonlyArray<UnstagedQuestion>): Either.Either<DecisionPlan, string> => {
+export const stageQuestions = (questions: ReadonlyArray<UnstagedQuestion>): Result.Result<DecisionPlan, string> => {
   const byId = new Map(questions.map((question) => [question.id, question]))
   const stageOf = new Map<string, number>()
   const onPath: Array<string> = []
@@ -79,10 +79,10 @@ export const stageQuestions = (questions: ReadonlyArray<UnstagedQuestion>): Eith
 
   for (const question of questions) {
     const cycle = visit(question.id)
-    if (cycle !== null) return Either.left(cycle)
+    if (cycle !== null) return Result.fail(cycle)
   }
   const planned = questions.map((question) => ({ ...question, stage: stageOf.get(question.id) ?? 0 }))
   const stageCount = planned.reduce((max, question) => Math.max(max, question.stage + 1), 0)
   const stages = Array.from({ length: stageCount }, (_, stage) => planned.filter((question) => question.stage === stage))
-  return Either.right({ questions: planned, stages })
+  return Result.succeed({ questions: planned, stages })
 }

@@ -6,7 +6,7 @@
  * count): a question id is 1 to 64 characters of `[A-Za-z0-9_.:-]`; instructions are 1 to 16,384 characters and
  * not only whitespace. Repeated `depends_on` entries count once.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidDecisionQuestions } from "../../schema/Errors.js"
 import type { Question } from "../../schema/RunsApi.js"
 import { optionsOf } from "./Criteria.js"
@@ -43,27 +43,27 @@ interface Shaped {
 
 const quote = (text: string): string => JSON.stringify(text)
 
-const shape = (id: string, wire: WireQuestion): Either.Either<Shaped, string> => {
+const shape = (id: string, wire: WireQuestion): Result.Result<Shaped, string> => {
   if (!QUESTION_ID_PATTERN.test(id)) {
-    return Either.left(`question id ${quote(id)} must be 1 to 64 characters of A-Z a-z 0-9 _ . : -`)
+    return Result.fail(`question id ${quote(id)} must be 1 to 64 characters of A-Z a-z 0-9 _ . : -`)
   }
   const type = QUESTION_TYPES.find((known) => known === wire.type)
   if (type === undefined) {
-    return Either.left(`question ${quote(id)}: unknown type ${quote(String(wire.type))} (expected noul, choice or score)`)
+    return Result.fail(`question ${quote(id)}: unknown type ${quote(String(wire.type))} (expected noul, choice or score)`)
   }
   if (typeof wire.instructions !== "string" || wire.instructions.trim().length === 0) {
-    return Either.left(`question ${quote(id)}: instructions must not be empty`)
+    return Result.fail(`question ${quote(id)}: instructions must not be empty`)
   }
   if (wire.instructions.length > MAX_INSTRUCTIONS_LENGTH) {
-    return Either.left(
+    return Result.fail(
       `question ${quote(id)}: instructions are ${wire.instructions.length} characters, at most ${MAX_INSTRUCTIONS_LENGTH}`
     )
   }
   if (wire.alone !== undefined && typeof wire.alone !== "boolean") {
-    return Either.left(`question ${quote(id)}: alone must be true or false`)
+    return Result.fail(`question ${quote(id)}: alone must be true or false`)
   }
-  return Either.map(optionsOf(type, wire.criteria), (options) => ({ id, wire, type, options })).pipe(
-    Either.mapLeft((problem) => `question ${quote(id)}: ${problem}`)
+  return Result.map(optionsOf(type, wire.criteria), (options) => ({ id, wire, type, options })).pipe(
+    Result.mapError((problem) => `question ${quote(id)}: ${problem}`)
   )
 }
 
@@ -104,7 +104,7 @@ const references = (
   question: Shaped,
   byId: ReadonlyMap<string, Shaped>,
   internal: ReadonlyArray<ProbabilityAtLeastCondition>
-): Either.Either<UnstagedQuestion, string> => {
+): Result.Result<UnstagedQuestion, string> => {
   const where = `question ${quote(question.id)}`
   const named = (field: string, target: string): Shaped | string => {
     if (target === question.id) return `${where}: ${field} names the question itself`
@@ -116,27 +116,27 @@ const references = (
   }
   for (const target of question.wire.depends_on ?? []) {
     const found = named("depends_on", target)
-    if (typeof found === "string") return Either.left(found)
+    if (typeof found === "string") return Result.fail(found)
     depend(target)
   }
   const conditions: Array<Condition> = []
   for (const [target, answers] of Object.entries(question.wire.ask_if ?? {})) {
     const found = named("ask_if", target)
-    if (typeof found === "string") return Either.left(found)
+    if (typeof found === "string") return Result.fail(found)
     const condition = askIfCondition(where, target, found, answers)
-    if (typeof condition === "string") return Either.left(condition)
+    if (typeof condition === "string") return Result.fail(condition)
     conditions.push(condition)
     depend(target)
   }
   for (const condition of internal) {
     const found = named("condition", condition.question)
-    if (typeof found === "string") return Either.left(found)
+    if (typeof found === "string") return Result.fail(found)
     const problem = internalConditionProblem(where, condition, found)
-    if (problem !== undefined) return Either.left(problem)
+    if (problem !== undefined) return Result.fail(problem)
     conditions.push(condition)
     depend(condition.question)
   }
-  return Either.right({
+  return Result.succeed({
     id: question.id,
     type: question.type,
     instructions: question.wire.instructions,
@@ -151,8 +151,8 @@ const references = (
 export const compileQuestions = (
   questions: Readonly<Record<string, WireQuestion>>,
   options: CompileOptions = {}
-): Either.Either<DecisionPlan, InvalidDecisionQuestions> => {
-  const fail = (message: string) => Either.left(new InvalidDecisionQuestions({ message }))
+): Result.Result<DecisionPlan, InvalidDecisionQuestions> => {
+  const fail = (message: string) => Result.fail(new InvalidDecisionQuestions({ message }))
   const entries = Object.entries(questions)
   if (entries.length < MIN_QUESTIONS || entries.length > MAX_QUESTIONS) {
     return fail(`a decision needs ${MIN_QUESTIONS} to ${MAX_QUESTIONS} questions, got ${entries.length}`)
@@ -160,8 +160,8 @@ export const compileQuestions = (
   const shaped: Array<Shaped> = []
   for (const [id, wire] of entries) {
     const result = shape(id, wire)
-    if (Either.isLeft(result)) return fail(result.left)
-    shaped.push(result.right)
+    if (Result.isFailure(result)) return fail(result.failure)
+    shaped.push(result.success)
   }
   const byId = new Map(shaped.map((question) => [question.id, question]))
   const internal = new Map(Object.entries(options.internalConditions ?? {}))
@@ -170,8 +170,8 @@ export const compileQuestions = (
   const unstaged: Array<UnstagedQuestion> = []
   for (const question of shaped) {
     const result = references(question, byId, internal.get(question.id) ?? [])
-    if (Either.isLeft(result)) return fail(result.left)
-    unstaged.push(result.right)
+    if (Result.isFailure(result)) return fail(result.failure)
+    unstaged.push(result.success)
   }
-  return Either.mapLeft(stageQuestions(unstaged), (message) => new InvalidDecisionQuestions({ message }))
+  return Result.mapError(stageQuestions(unstaged), (message) => new InvalidDecisionQuestions({ message }))
 }

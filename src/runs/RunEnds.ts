@@ -15,7 +15,7 @@ import type { RunSpec } from "./RunSpec.js"
 
 /** The model that answers a run's reads, as its calls are recorded. */
 export interface AnsweringModel {
-  readonly provider: ModelProvider["Type"]
+  readonly provider: ModelProvider["Service"]
   readonly modelId: string
 }
 

@@ -14,7 +14,7 @@
  * as one Effect program it took some 140 steps of the runtime (each about a microsecond under load) and the generators
  * around them. `executeRun` is the same flow as an Effect, for the router and the API's own route.
  */
-import { Context, Effect, Exit, FiberRef, type Runtime, Tracer } from "effect"
+import { Context, Effect, Exit, References, Tracer } from "effect"
 import { CurrentRequestId, DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type {
   AdmissionError,
@@ -116,7 +116,7 @@ const spanned = <A, E>(
   done: Done<A, E>
 ): void => {
   if (!fibers.traced) return part(done)
-  fibers.fork(Effect.withSpan(Effect.async<A, E>((resume) => part(resume)), name, { attributes })).addObserver(done)
+  fibers.fork(Effect.withSpan(Effect.callback<A, E>((resume) => part(resume)), name, { attributes })).addObserver(done)
 }
 
 /** The run's answer once its settlement committed: what was stored, or the failure the caller is to be told. */
@@ -271,22 +271,21 @@ export const runNow = (
 
 /**
  * `runNow` as an Effect: answers with the run's outcome, or `deadline_exceeded` once the deadline and its grace have
- * passed while the work goes on. The run's Effects run under the caller's span and log with its loggers and request
- * id, in fibers of their own (`runFibers`, RunFibers.ts).
+ * passed while the work goes on. The run's Effects run with `services` under the caller's span and log with its
+ * loggers and request id, in fibers of their own (`runFibers`, RunFibers.ts).
  */
 export const executeRun = (
   context: RunContext,
-  runtime: Runtime.Runtime<never>,
+  services: Context.Context<never>,
   request: RunRequestShape,
   timing: RunTiming
 ): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.withFiberRuntime<RunOutcome, WorkError>((caller) => {
-    const parent = Context.getOption(caller.currentContext, Tracer.ParentSpan)
-    const fibers = runFibers(runtime, {
-      requestId: caller.getFiberRef(CurrentRequestId),
-      loggers: caller.getFiberRef(FiberRef.currentLoggers),
-      parentSpan: parent._tag === "Some" ? parent.value : undefined
+  Effect.withFiber<RunOutcome, WorkError>((caller) => {
+    const fibers = runFibers(services, {
+      requestId: caller.getRef(CurrentRequestId),
+      loggers: caller.getRef(References.CurrentLoggers),
+      parentSpan: Context.getOrUndefined(caller.context, Tracer.ParentSpan)
     })
-    const traced = { ...fibers, traced: caller.getFiberRef(FiberRef.currentTracerEnabled) }
-    return Effect.async<RunOutcome, WorkError>((resume) => runNow(context, traced, request, timing, resume))
+    const traced = { ...fibers, traced: caller.getRef(References.TracerEnabled) }
+    return Effect.callback<RunOutcome, WorkError>((resume) => runNow(context, traced, request, timing, resume))
   })

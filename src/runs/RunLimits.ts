@@ -9,7 +9,7 @@
  * - default decision deadline: 30,000 + ceil(120,000 x input_tokens / 262,144) ms, at most 150,000 (rounded up,
  *   so a run is never given less time than the formula).
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import { InputTooLarge } from "../../schema/Errors.js"
 import { canonicalJson } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
@@ -57,10 +57,10 @@ export const inputEstimate = (bytes: { readonly promptBytes: number; readonly co
 export const inputLimit = (kind: RunKind): number => (kind === "decision" ? DECISION_INPUT_LIMIT : VERDICT_INPUT_LIMIT)
 
 /** The estimate itself when it is within the kind's limit, else `input_too_large` naming both numbers. */
-export const checkInputEstimate = (kind: RunKind, estimate: number): Either.Either<number, InputTooLarge> =>
+export const checkInputEstimate = (kind: RunKind, estimate: number): Result.Result<number, InputTooLarge> =>
   estimate <= inputLimit(kind)
-    ? Either.right(estimate)
-    : Either.left(
+    ? Result.succeed(estimate)
+    : Result.fail(
       new InputTooLarge({
         message: `estimated input of ${estimate} tokens is over the ${kind} limit of ${inputLimit(kind)} tokens`
       })

@@ -6,7 +6,7 @@
  * service's own decision runs (the router's classification) are specified here too, by the same rules, from a
  * question set compiled once (`compileInternalQuestions`, `internalDecisionSpec`).
  */
-import { Either } from "effect"
+import { Result } from "effect"
 import {
   InputTooLarge,
   InvalidBody,
@@ -59,7 +59,7 @@ export type RunSpecError = InvalidBody | InvalidDecisionQuestions | InvalidVerdi
 /** Most output tokens a verdict may generate when the request sets none. */
 export const DefaultVerdictOutputTokens = 4_096
 
-const invalidBody = (message: string) => Either.left(new InvalidBody({ message }))
+const invalidBody = (message: string) => Result.fail(new InvalidBody({ message }))
 
 const present = (value: unknown): boolean => value !== undefined
 
@@ -67,9 +67,9 @@ const present = (value: unknown): boolean => value !== undefined
  * The capability hint's own check (step 5, after the contract): 1 to 64 characters of `[a-z0-9_.:-]`, else
  * `400 invalid_body` worded as the body schema words a pattern mismatch.
  */
-const checkCapabilityHint = (hint: string | undefined): Either.Either<void, InvalidBody> =>
+const checkCapabilityHint = (hint: string | undefined): Result.Result<void, InvalidBody> =>
   hint === undefined || CapabilityHintPattern.test(hint)
-    ? Either.void
+    ? Result.succeed(undefined)
     : invalidBody(
       `invalid request body: capability_hint: Expected a string matching the pattern ${CapabilityHintPattern.source}, ` +
         `actual ${JSON.stringify(hint)}`
@@ -99,9 +99,9 @@ const estimateInput = (
   kind: "decision" | "verdict",
   prompt: string | undefined,
   contract: Parameters<typeof contractBytes>[0]
-): Either.Either<number, InputTooLarge> =>
+): Result.Result<number, InputTooLarge> =>
   prompt === undefined
-    ? Either.left(new InputTooLarge({
+    ? Result.fail(new InputTooLarge({
       message: `the rendered state is over ${4 * inputLimit(kind)} bytes, so its estimated input is over the ${kind} ` +
         `limit of ${inputLimit(kind)} tokens`
     }))
@@ -118,30 +118,30 @@ const compileDecision = (
   request: RunRequest,
   model: DecisionModelNames,
   { prompt, promptPart }: RenderedPrompt
-): Either.Either<RunSpec, RunSpecError> => {
+): Result.Result<RunSpec, RunSpecError> => {
   if (request.schema !== undefined) return invalidBody("`schema` belongs to verdict runs")
   const plan = compileQuestions(request.questions ?? {})
-  if (Either.isLeft(plan)) return Either.left(plan.left)
+  if (Result.isFailure(plan)) return Result.fail(plan.failure)
   if (request.model !== undefined && request.model !== model.id && request.model !== model.alias) {
-    return Either.left(new UnknownModel({
+    return Result.fail(new UnknownModel({
       message: `model must be ${JSON.stringify(model.id)} or ${JSON.stringify(model.alias)}`
     }))
   }
   const hint = checkCapabilityHint(request.capability_hint)
-  if (Either.isLeft(hint)) return Either.left(hint.left)
+  if (Result.isFailure(hint)) return Result.fail(hint.failure)
   const draws = request.draws ?? 1
   const thinkTokens = request.think_tokens ?? 0
   const contract = { instructions: request.instructions, questions: request.questions }
   const estimate = estimateInput("decision", prompt, contract)
-  if (Either.isLeft(estimate)) return Either.left(estimate.left)
-  return Either.right({
+  if (Result.isFailure(estimate)) return Result.fail(estimate.failure)
+  return Result.succeed({
     kind: "decision",
-    plan: plan.right,
+    plan: plan.success,
     prompt: prompt!,
     inputDigest: canonicalDigest({ kind: "decision", ...promptPart, ...contract, draws, think_tokens: thinkTokens }),
-    inputTokens: estimate.right,
-    deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.right),
-    holdTokens: decisionHoldTokens(estimate.right, plan.right.questions.length, draws, thinkTokens, request.max_output_tokens),
+    inputTokens: estimate.success,
+    deadlineMs: request.deadline_ms ?? defaultDeadlineMs("decision", estimate.success),
+    holdTokens: decisionHoldTokens(estimate.success, plan.success.questions.length, draws, thinkTokens, request.max_output_tokens),
     draws,
     thinkTokens,
     maxOutputTokens: request.max_output_tokens
@@ -149,7 +149,7 @@ const compileDecision = (
 }
 
 /** A verdict request's own checks, after its prompt's (step 5: decision fields, deadline, schema, hint; then 6). */
-const compileVerdict = (request: RunRequest, { prompt, promptPart }: RenderedPrompt): Either.Either<RunSpec, RunSpecError> => {
+const compileVerdict = (request: RunRequest, { prompt, promptPart }: RenderedPrompt): Result.Result<RunSpec, RunSpecError> => {
   for (const field of ["questions", "draws", "think_tokens", "model"] as const) {
     if (request[field] !== undefined) return invalidBody(`\`${field}\` belongs to decision runs`)
   }
@@ -157,20 +157,20 @@ const compileVerdict = (request: RunRequest, { prompt, promptPart }: RenderedPro
     return invalidBody(`deadline_ms: a verdict's deadline is 1 to ${MAX_VERDICT_DEADLINE_MS} ms`)
   }
   const schema = checkVerdictSchema(request.schema)
-  if (Either.isLeft(schema)) return Either.left(schema.left)
+  if (Result.isFailure(schema)) return Result.fail(schema.failure)
   const hint = checkCapabilityHint(request.capability_hint)
-  if (Either.isLeft(hint)) return Either.left(hint.left)
-  const contract = { instructions: request.instructions, schema: schema.right }
+  if (Result.isFailure(hint)) return Result.fail(hint.failure)
+  const contract = { instructions: request.instructions, schema: schema.success }
   const estimate = estimateInput("verdict", prompt, contract)
-  if (Either.isLeft(estimate)) return Either.left(estimate.left)
-  return Either.right({
+  if (Result.isFailure(estimate)) return Result.fail(estimate.failure)
+  return Result.succeed({
     kind: "verdict",
     plan: null,
     prompt: prompt!,
     inputDigest: canonicalDigest({ kind: "verdict", ...promptPart, ...contract }),
-    inputTokens: estimate.right,
-    deadlineMs: request.deadline_ms ?? defaultDeadlineMs("verdict", estimate.right),
-    holdTokens: estimate.right + (request.max_output_tokens ?? DefaultVerdictOutputTokens),
+    inputTokens: estimate.success,
+    deadlineMs: request.deadline_ms ?? defaultDeadlineMs("verdict", estimate.success),
+    holdTokens: estimate.success + (request.max_output_tokens ?? DefaultVerdictOutputTokens),
     draws: 1,
     thinkTokens: 0,
     maxOutputTokens: request.max_output_tokens
@@ -178,7 +178,7 @@ const compileVerdict = (request: RunRequest, { prompt, promptPart }: RenderedPro
 }
 
 /** Compiles a request; the first problem in check order wins. */
-export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Either.Either<RunSpec, RunSpecError> => {
+export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Result.Result<RunSpec, RunSpecError> => {
   if (present(request.state) === present(request.messages)) {
     return invalidBody("send exactly one of `state` and `messages`")
   }
@@ -206,8 +206,8 @@ export interface InternalQuestionSet {
 export const compileInternalQuestions = (
   questions: Readonly<Record<string, WireQuestion>>,
   options: CompileOptions
-): Either.Either<InternalQuestionSet, InvalidDecisionQuestions> =>
-  Either.map(compileQuestions(questions, options), (plan) => ({ plan, contractBytes: contractBytes({ questions }) }))
+): Result.Result<InternalQuestionSet, InvalidDecisionQuestions> =>
+  Result.map(compileQuestions(questions, options), (plan) => ({ plan, contractBytes: contractBytes({ questions }) }))
 
 /**
  * The run of a compiled question set over a prompt, by the rules of `compileRunSpec`: one draw, no thought, no
@@ -217,8 +217,8 @@ export const internalDecisionSpec = (
   set: InternalQuestionSet,
   prompt: string,
   inputDigest: string
-): Either.Either<RunSpec, InputTooLarge> =>
-  Either.map(
+): Result.Result<RunSpec, InputTooLarge> =>
+  Result.map(
     checkInputEstimate("decision", inputEstimate({ promptBytes: promptBytes(prompt), contractBytes: set.contractBytes })),
     (inputTokens): RunSpec => ({
       kind: "decision",

@@ -3,7 +3,7 @@
  * the run executed: RunExecution.ts), the router's classification runs, and the stored runs read back for
  * `GET /v1/runs`, `GET /v1/runs/{run_id}` and its stream.
  */
-import { Context, Effect, Either, type Exit, Layer, Option } from "effect"
+import { Context, Effect, type Exit, Layer, Option, Result } from "effect"
 import type { ActorShape } from "../../schema/Auth.js"
 import {
   type DatabaseUnavailable,
@@ -39,12 +39,12 @@ export type RunError = RunSpecError | WorkError
 const VisibleAscii = /^[\x21-\x7e]{1,255}$/
 
 /** The idempotency key of a request, or why it is not acceptable (spec: 1 to 255 bytes of visible ASCII). */
-export const checkIdempotencyKey = (header: string | undefined): Either.Either<string, IdempotencyKeyRequired | InvalidIdempotencyKey> =>
+export const checkIdempotencyKey = (header: string | undefined): Result.Result<string, IdempotencyKeyRequired | InvalidIdempotencyKey> =>
   header === undefined
-    ? Either.left(new IdempotencyKeyRequired({ message: "send an Idempotency-Key header (1 to 255 visible ASCII characters)" }))
+    ? Result.fail(new IdempotencyKeyRequired({ message: "send an Idempotency-Key header (1 to 255 visible ASCII characters)" }))
     : VisibleAscii.test(header)
-    ? Either.right(header)
-    : Either.left(new InvalidIdempotencyKey({
+    ? Result.succeed(header)
+    : Result.fail(new InvalidIdempotencyKey({
       message: "Idempotency-Key must be 1 to 255 bytes of visible ASCII (0x21 to 0x7E)"
     }))
 
@@ -69,7 +69,7 @@ export interface RunsService {
     timing: RunTiming,
     fibers: RunFibers,
     answer: (exit: Exit.Exit<RunOutcome, WorkError>) => void
-  ) => Either.Either<void, RunSpecError | IdempotencyKeyRequired | InvalidIdempotencyKey>
+  ) => Result.Result<void, RunSpecError | IdempotencyKeyRequired | InvalidIdempotencyKey>
   /** Runs an already compiled spec for a caller (the router's classification: a run of the calling key). */
   readonly execute: (
     actor: ActorShape,
@@ -110,23 +110,23 @@ const make = Effect.gen(function*() {
     pricePerMtokMicros: config.decisionPricePerMtokMicros
   }
   const names = { id: config.decisionModelId, alias: config.decisionModelAlias }
-  const runtime = yield* Effect.runtime<never>()
+  const services = yield* Effect.context<never>()
 
   /** The run a `POST /v1/runs` asks for, once its idempotency key and its request passed their own checks. */
   const runOf = (actor: ActorShape, request: RunRequest, idempotencyKeyHeader: string | undefined) =>
-    Either.flatMap(
+    Result.flatMap(
       checkIdempotencyKey(idempotencyKeyHeader),
-      (idempotencyKey): Either.Either<RunRequestShape, RunSpecError | InvalidIdempotencyKey | IdempotencyKeyRequired> =>
-        Either.map(compileRunSpec(request, names), (spec) => requestOf(actor, "runs", idempotencyKey, spec))
+      (idempotencyKey): Result.Result<RunRequestShape, RunSpecError | InvalidIdempotencyKey | IdempotencyKeyRequired> =>
+        Result.map(compileRunSpec(request, names), (spec) => requestOf(actor, "runs", idempotencyKey, spec))
     )
 
   return Runs.of({
     create: (actor, request, idempotencyKeyHeader, timing) =>
-      Effect.flatMap(runOf(actor, request, idempotencyKeyHeader), (run) => executeRun(context, runtime, run, timing)),
+      Effect.flatMap(Effect.fromResult(runOf(actor, request, idempotencyKeyHeader)), (run) => executeRun(context, services, run, timing)),
     startHere: (actor, request, idempotencyKeyHeader, timing, fibers, answer) =>
-      Either.map(runOf(actor, request, idempotencyKeyHeader), (run) => runNow(context, fibers, run, timing, answer)),
+      Result.map(runOf(actor, request, idempotencyKeyHeader), (run) => runNow(context, fibers, run, timing, answer)),
     execute: (actor, origin, idempotencyKey, spec, timing) =>
-      executeRun(context, runtime, requestOf(actor, origin, idempotencyKey, spec), timing),
+      executeRun(context, services, requestOf(actor, origin, idempotencyKey, spec), timing),
     get: (organizationId, id) =>
       Effect.gen(function*() {
         const uuid = parseRunId(id)
@@ -148,7 +148,7 @@ const make = Effect.gen(function*() {
 })
 
 /** The runs service. */
-export class Runs extends Context.Tag("Runs")<Runs, RunsService>() {
+export class Runs extends Context.Service<Runs, RunsService>()("Runs") {
   /** Runs over the ledger, the model provider and the runs table. */
   static readonly layer = Layer.effect(Runs, make)
 }

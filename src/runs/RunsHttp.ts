@@ -1,6 +1,7 @@
 /** Handlers of the runs group. */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Option } from "effect"
+import { Effect, Option, Result } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
 import { InvalidBody } from "../../schema/Errors.js"
@@ -25,17 +26,17 @@ export const MaxRunListOffset = Number.MAX_SAFE_INTEGER
 export const runListStart = (
   organizationId: string,
   params: { readonly offset?: number | undefined; readonly cursor?: string | undefined }
-): Either.Either<RunListStart, InvalidBody> => {
+): Result.Result<RunListStart, InvalidBody> => {
   if (params.cursor === undefined) {
-    return Either.right({ _tag: "Offset", offset: Math.min(params.offset ?? 0, MaxRunListOffset) })
+    return Result.succeed({ _tag: "Offset", offset: Math.min(params.offset ?? 0, MaxRunListOffset) })
   }
   if (params.offset !== undefined) {
-    return Either.left(new InvalidBody({ message: "send cursor or offset, not both" }))
+    return Result.fail(new InvalidBody({ message: "send cursor or offset, not both" }))
   }
   return Option.match(decodeCursor(RunListCursor, organizationId, params.cursor), {
     onNone: () =>
-      Either.left(new InvalidBody({ message: "cursor is not a next_cursor of this organization's run list" })),
-    onSome: (key) => Either.right({ _tag: "After", key })
+      Result.fail(new InvalidBody({ message: "cursor is not a next_cursor of this organization's run list" })),
+    onSome: (key) => Result.succeed({ _tag: "After", key })
   })
 }
 
@@ -58,13 +59,13 @@ export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const view = runs.view(outcome)
           return yield* Effect.orDie(HttpServerResponse.json(view, { status: answerStatus(view) }))
         }), { uninterruptible: true })
-      .handle("list", ({ urlParams }) =>
+      .handle("list", ({ query }) =>
         Effect.gen(function*() {
           const actor = yield* Actor
-          const start = yield* runListStart(actor.organizationId, urlParams)
-          return yield* runs.list(actor.organizationId, urlParams.limit, start)
+          const start = yield* Effect.fromResult(runListStart(actor.organizationId, query))
+          return yield* runs.list(actor.organizationId, query.limit, start)
         }))
-      .handle("get", ({ path }) => Effect.flatMap(Actor, (actor) => runs.get(actor.organizationId, path.run_id)))
-      .handle("stream", ({ path }) =>
-        Effect.flatMap(Actor, (actor) => Effect.map(runs.get(actor.organizationId, path.run_id), eventStream)))
+      .handle("get", ({ params }) => Effect.flatMap(Actor, (actor) => runs.get(actor.organizationId, params.run_id)))
+      .handle("stream", ({ params }) =>
+        Effect.flatMap(Actor, (actor) => Effect.map(runs.get(actor.organizationId, params.run_id), eventStream)))
   }))

@@ -4,7 +4,7 @@
  * offset or from just after a cursor's position (a keyset: `(created_at, id) < (at, id)`, an index range, so a page
  * costs the same however deep it is and runs inserted meanwhile never shift it).
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
@@ -44,7 +44,7 @@ const make = Effect.gen(function*() {
       orUnavailable(
         Effect.map(
           sql<RunRow>`SELECT ${cols} FROM runs WHERE organization_id = ${organizationId} AND id = ${id}::uuid`,
-          (rows) => Option.fromNullable(rows[0])
+          (rows) => Option.fromNullishOr(rows[0])
         )
       ),
     page: (organizationId, limit, start) =>
@@ -64,7 +64,7 @@ const make = Effect.gen(function*() {
 })
 
 /** Reads of stored runs (the ledger writes them). */
-export class RunsRepo extends Context.Tag("RunsRepo")<RunsRepo, RunsRepoService>() {
+export class RunsRepo extends Context.Service<RunsRepo, RunsRepoService>()("RunsRepo") {
   /** The repository over the SQL client. */
   static readonly layer = Layer.effect(RunsRepo, make)
 }

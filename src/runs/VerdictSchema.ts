@@ -6,7 +6,7 @@
  * recurses, the check does not).
  */
 import Ajv2020 from "ajv/dist/2020.js"
-import { Either } from "effect"
+import { Result } from "effect"
 import { InvalidVerdictSchema } from "../../schema/Errors.js"
 
 const Draft202012 = "https://json-schema.org/draft/2020-12/schema"
@@ -36,10 +36,10 @@ const nestsDeeperThan = (value: unknown, limit: number): boolean => {
   return false
 }
 
-const invalid = (message: string) => Either.left(new InvalidVerdictSchema({ message }))
+const invalid = (message: string) => Result.fail(new InvalidVerdictSchema({ message }))
 
 /** The schema when it is an acceptable JSON Schema, else `invalid_verdict_schema` saying why. */
-export const checkVerdictSchema = (schema: unknown): Either.Either<Record<string, unknown>, InvalidVerdictSchema> => {
+export const checkVerdictSchema = (schema: unknown): Result.Result<Record<string, unknown>, InvalidVerdictSchema> => {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     return invalid("a verdict run needs `schema`, a JSON Schema object")
   }
@@ -57,5 +57,5 @@ export const checkVerdictSchema = (schema: unknown): Either.Either<Record<string
   } catch (error) {
     return invalid(`not a usable JSON Schema: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return Either.right(record)
+  return Result.succeed(record)
 }
