@@ -7,9 +7,9 @@
  *
  * `ARBITER_BASE_URL` defaults to http://127.0.0.1:8080, where `npm start` listens.
  */
-import { FetchHttpClient } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { randomUUID } from "node:crypto"
 import { ArbiterClient } from "arbiter/client"
 
@@ -36,7 +36,7 @@ const program = Effect.gen(function*() {
   yield* print({ step: "key", id: key.id, scopes: key.scopes })
 
   // A new client acting with the new key; keep the secret somewhere safe: it is shown once.
-  const baseUrl = yield* Config.string("ARBITER_BASE_URL").pipe(Config.withDefault("http://127.0.0.1:8080"))
+  const baseUrl = yield* Config.String("ARBITER_BASE_URL").pipe(Config.withDefault("http://127.0.0.1:8080"))
   const triage = yield* ArbiterClient.make({ baseUrl, apiKey: key.secret })
 
   // One Idempotency-Key per logical run: resending it after a lost answer replays the run, never charges twice.

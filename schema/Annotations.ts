@@ -8,7 +8,7 @@ import { Context } from "effect"
 export type RejectionStyle = "plain" | "json"
 
 /** Endpoint annotation: the most bytes its body may hold (default 1 MiB). */
-export class BodyLimit extends Context.Tag("arbiter/BodyLimit")<BodyLimit, number>() {}
+export class BodyLimit extends Context.Service<BodyLimit, number>()("arbiter/BodyLimit") {}
 
 /** One mebibyte, the default body limit (spec, Limits). */
 export const MiB = 1024 * 1024

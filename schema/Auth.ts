@@ -3,8 +3,8 @@
  * a console session token. The middleware provides the `Actor`; the route's scope is checked after the body is
  * decoded (check order: credential, body, scope).
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Context, Schema } from "effect"
+import { Context } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import {
   AuthNotConfigured,
   DatabaseUnavailable,
@@ -31,18 +31,26 @@ export interface ActorShape {
 }
 
 /** The caller, provided by the Authentication middleware to every `/v1` handler. */
-export class Actor extends Context.Tag("Actor")<Actor, ActorShape>() {}
+export class Actor extends Context.Service<Actor, ActorShape>()("Actor") {}
+
+/** The answers of {@link Authentication}. */
+export const AuthenticationErrors = [
+  wire(MissingCredentials),
+  wire(InvalidCredential),
+  wire(NoActiveOrganization),
+  wire(AuthNotConfigured),
+  wire(TrustKeysUnavailable),
+  wire(DatabaseUnavailable)
+] as const
+
+/**
+ * The bearer scheme, named as the document has always named it (`bearer`); a request's scheme matches it in any case
+ * (RFC 9110, as `HttpApiSecurity.bearer` does).
+ */
+const Bearer = HttpApiSecurity.http({ scheme: "bearer" })
 
 /** Bearer authentication; 401s carry no `WWW-Authenticate`. */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  security: { bearer: HttpApiSecurity.bearer },
-  provides: Actor,
-  failure: Schema.Union(
-    wire(MissingCredentials),
-    wire(InvalidCredential),
-    wire(NoActiveOrganization),
-    wire(AuthNotConfigured),
-    wire(TrustKeysUnavailable),
-    wire(DatabaseUnavailable)
-  )
+export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: Actor }>()("Authentication", {
+  security: { bearer: Bearer },
+  error: AuthenticationErrors
 }) {}

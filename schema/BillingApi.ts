@@ -3,11 +3,12 @@
  * amount fields are unsigned (a negative one, or one that is not a number, is the plain-text 422), and any other
  * number outside its bounds, not whole or beyond exact integers is `400 invalid_amount`, checked by the service.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Authentication } from "./Auth.js"
 import { PlainRequestShape } from "./Boundary.js"
-import { InvalidAmount, NotConfigured, PaymentMethodRequired, ScopeDenied, wire } from "./Errors.js"
+import { documentedValue } from "./Documented.js"
+import { InvalidAmount, NotConfigured, PaymentMethodRequired, wire } from "./Errors.js"
 import {
   AutoRechargeExample,
   AutoRechargeRequestExample,
@@ -18,10 +19,11 @@ import {
 } from "./BillingExamples.js"
 import { Timestamp } from "./Ids.js"
 import { operationDocs } from "./OperationDocs.js"
+import { PlainRouteErrors } from "./RouteErrors.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
 
-const Micros = Schema.Int.annotations({ description: "micro-USD (1,000,000 = 1 US dollar)" })
+const Micros = Schema.Int.annotate({ description: "micro-USD (1,000,000 = 1 US dollar)" })
 
 /** The amounts a request field accepts, for the document. */
 interface AcceptedMicros {
@@ -31,22 +33,23 @@ interface AcceptedMicros {
   readonly description: string
 }
 
+/** Any number, as JSON.parse reads one (`1e400` is Infinity, an amount out of bounds rather than a wrong type). */
+const isNumber = (input: unknown): input is number => typeof input === "number"
+
 /**
  * An amount field of a request body: any JSON number that is not negative. Whether it is a whole number within its
  * bounds is the service's check (`400 invalid_amount`, like any other out-of-range amount), so `1e30` or `2.5` is
  * not a schema mismatch; the document still describes the amounts the service accepts.
  */
 const RequestMicros = (accepted: AcceptedMicros) =>
-  Schema.Number.pipe(Schema.nonNegative()).annotations({
-    jsonSchema: {
-      type: "integer",
-      minimum: accepted.minimum,
-      maximum: accepted.maximum,
-      ...(accepted.multipleOf === undefined ? {} : { multipleOf: accepted.multipleOf }),
-      description: `${accepted.description}; a negative value or a non-number is the plain-text 422, any other ` +
-        "number outside these bounds (or not a whole number) is 400 invalid_amount"
-    }
-  })
+  documentedValue(isNumber, "number", {
+    type: "integer",
+    minimum: accepted.minimum,
+    maximum: accepted.maximum,
+    ...(accepted.multipleOf === undefined ? {} : { multipleOf: accepted.multipleOf }),
+    description: `${accepted.description}; a negative value or a non-number is the plain-text 422, any other ` +
+      "number outside these bounds (or not a whole number) is 400 invalid_amount"
+  }).check(Schema.isGreaterThanOrEqualTo(0))
 
 /** An amount that is charged to a card: 5 to 1,000 dollars in whole cents (no processor charges a fraction of one). */
 const ChargedMicros = RequestMicros({
@@ -78,22 +81,22 @@ export const AutoRechargeSettings = Schema.Struct({
   last_failure: Schema.NullOr(Schema.Struct({
     reason: Schema.String,
     failed_at: Timestamp,
-    retry_at: Schema.NullOr(Timestamp).annotations({ description: "when the next recharge may be tried (end of the cool-down)" })
-  })).annotations({ description: "the last failed recharge (declined, needing the customer's action, or unreachable)" })
+    retry_at: Schema.NullOr(Timestamp).annotate({ description: "when the next recharge may be tried (end of the cool-down)" })
+  })).annotate({ description: "the last failed recharge (declined, needing the customer's action, or unreachable)" })
 })
 
 /** `GET /v1/billing`. */
 export const BillingSummary = Schema.Struct({
   organization_id: Schema.String,
   billing_enabled: Schema.Boolean,
-  balance_micros: Micros.annotations({ description: "signed" }),
+  balance_micros: Micros.annotate({ description: "signed" }),
   reserved_micros: Micros,
   available_micros: Micros,
   auto_recharge: AutoRechargeSettings,
   transactions: Schema.Array(Schema.Struct({
-    id: Schema.String.annotations({ description: "txn_ + 32 hex, or txn_usage_YYYYMMDD for a UTC day's usage" }),
-    kind: Schema.Literal("signup_credit", "purchase", "auto_recharge", "grant", "usage", "refund"),
-    amount_micros: Micros.annotations({ description: "signed" }),
+    id: Schema.String.annotate({ description: "txn_ + 32 hex, or txn_usage_YYYYMMDD for a UTC day's usage" }),
+    kind: Schema.Literals(["signup_credit", "purchase", "auto_recharge", "grant", "usage", "refund"]),
+    amount_micros: Micros.annotate({ description: "signed" }),
     description: Schema.String,
     created_at: Timestamp
   }))
@@ -123,8 +126,7 @@ export const AutoRechargeRequest = StrictStruct({
 /** The billing group. */
 export class BillingApi extends HttpApiGroup.make("billing")
   .add(
-    HttpApiEndpoint.get("summary", "/v1/billing")
-      .addSuccess(BillingSummary)
+    HttpApiEndpoint.get("summary", "/v1/billing", { success: BillingSummary, error: PlainRouteErrors })
       .annotate(RequiredScope, "billing_read")
       .annotate(OpenApi.Summary, "Balance, holds, auto-recharge settings and the last 50 transactions")
       .annotate(
@@ -135,11 +137,11 @@ export class BillingApi extends HttpApiGroup.make("billing")
       )
   )
   .add(
-    HttpApiEndpoint.post("checkout", "/v1/billing/checkout")
-      .setPayload(CheckoutRequest)
-      .addSuccess(Checkout)
-      .addError(wire(InvalidAmount))
-      .addError(wire(NotConfigured))
+    HttpApiEndpoint.post("checkout", "/v1/billing/checkout", {
+      payload: CheckoutRequest,
+      success: Checkout,
+      error: [...PlainRouteErrors, wire(InvalidAmount), wire(NotConfigured)]
+    })
       .annotate(RequiredScope, "billing_write")
       .annotate(OpenApi.Summary, "A hosted checkout for buying 5 to 1,000 dollars of credit")
       .annotate(
@@ -151,9 +153,10 @@ export class BillingApi extends HttpApiGroup.make("billing")
       )
   )
   .add(
-    HttpApiEndpoint.post("portal", "/v1/billing/portal")
-      .addSuccess(Portal)
-      .addError(wire(NotConfigured))
+    HttpApiEndpoint.post("portal", "/v1/billing/portal", {
+      success: Portal,
+      error: [...PlainRouteErrors, wire(NotConfigured)]
+    })
       .annotate(RequiredScope, "billing_write")
       .annotate(OpenApi.Summary, "The payment processor's billing portal (saved cards, receipts)")
       .annotate(
@@ -162,11 +165,11 @@ export class BillingApi extends HttpApiGroup.make("billing")
       )
   )
   .add(
-    HttpApiEndpoint.put("autoRecharge", "/v1/billing/auto-recharge")
-      .setPayload(AutoRechargeRequest)
-      .addSuccess(AutoRechargeSettings)
-      .addError(wire(InvalidAmount))
-      .addError(wire(PaymentMethodRequired))
+    HttpApiEndpoint.put("autoRecharge", "/v1/billing/auto-recharge", {
+      payload: AutoRechargeRequest,
+      success: AutoRechargeSettings,
+      error: [...PlainRouteErrors, wire(InvalidAmount), wire(PaymentMethodRequired)]
+    })
       .annotate(RequiredScope, "billing_write")
       .annotate(OpenApi.Summary, "Top the balance up when it falls below a threshold")
       .annotate(
@@ -177,7 +180,6 @@ export class BillingApi extends HttpApiGroup.make("billing")
         })
       )
   )
-  .addError(wire(ScopeDenied))
   .middleware(PlainRequestShape)
   .middleware(Authentication)
 {}

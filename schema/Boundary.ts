@@ -7,8 +7,8 @@
  * the two large-body routes (`POST /v1/runs`, `POST /v1/router/select`) and the plain-text 413 on every other route,
  * the runs and router GET routes included. A group picks its style by its middleware.
  */
-import { HttpApiMiddleware, HttpServerRequest } from "@effect/platform"
-import { Schema } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { HttpApiMiddleware } from "effect/http-api"
 import {
   BodyTooLarge,
   InvalidBody,
@@ -21,23 +21,27 @@ import {
   wireText
 } from "./Errors.js"
 
+/** The answers of {@link PlainRequestShape}. */
+export const PlainRequestShapeErrors = [
+  wireText(JsonSyntaxRejection),
+  wireText(QueryStringRejection),
+  wireText(PayloadTooLargeRejection),
+  wireText(UnsupportedMediaTypeRejection),
+  wireText(JsonDataRejection)
+] as const
+
 /** Request shape with axum-style plain-text rejections (400 parse, 400 query, 413, 415, 422). */
-export class PlainRequestShape extends HttpApiMiddleware.Tag<PlainRequestShape>()("PlainRequestShape", {
-  provides: HttpServerRequest.HttpServerRequest,
-  failure: Schema.Union(
-    wireText(JsonSyntaxRejection),
-    wireText(QueryStringRejection),
-    wireText(PayloadTooLargeRejection),
-    wireText(UnsupportedMediaTypeRejection),
-    wireText(JsonDataRejection)
-  )
-}) {}
+export class PlainRequestShape extends HttpApiMiddleware.Service<PlainRequestShape, {
+  provides: HttpServerRequest.HttpServerRequest
+}>()("PlainRequestShape", { error: PlainRequestShapeErrors }) {}
+
+/** The answers of {@link JsonRequestShape}. */
+export const JsonRequestShapeErrors = [wire(InvalidBody), wire(BodyTooLarge), wireText(PayloadTooLargeRejection)] as const
 
 /**
  * Request shape with JSON rejections (`400 invalid_body`, `413 body_too_large` on the large-body routes), and the
  * plain-text 413 on the group's routes without a body.
  */
-export class JsonRequestShape extends HttpApiMiddleware.Tag<JsonRequestShape>()("JsonRequestShape", {
-  provides: HttpServerRequest.HttpServerRequest,
-  failure: Schema.Union(wire(InvalidBody), wire(BodyTooLarge), wireText(PayloadTooLargeRejection))
-}) {}
+export class JsonRequestShape extends HttpApiMiddleware.Service<JsonRequestShape, {
+  provides: HttpServerRequest.HttpServerRequest
+}>()("JsonRequestShape", { error: JsonRequestShapeErrors }) {}

@@ -6,11 +6,11 @@
  * document) tells the codes of one status apart. The plain-text rejections of the spec's table are tagged errors
  * too, encoded as `text/plain` and told apart by the words their bodies begin with.
  */
-import { HttpApiSchema } from "@effect/platform"
-import { Effect, FiberRef, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Context, Effect, Schema, SchemaAST, SchemaGetter, SchemaIssue } from "effect"
+import { HttpApiSchema } from "effect/http-api"
 
-/** The request id of the request being served; set once by the edge, read when an error is encoded. */
-export const CurrentRequestId = FiberRef.unsafeMake<string>("")
+/** The request id of the request being served; provided once by the edge, read when an error is encoded. */
+export const CurrentRequestId = Context.Reference<string>("arbiter/CurrentRequestId", { defaultValue: () => "" })
 
 interface ApiErrorInstance {
   readonly _tag: string
@@ -25,15 +25,34 @@ export interface ApiErrorClass<Self extends ApiErrorInstance = ApiErrorInstance>
   readonly ast: SchemaAST.AST
 }
 
+/** The status annotated on a schema (`httpApiStatus`, as `HttpApiSchema.status` sets it), 500 when none is. */
+const annotatedStatus = (ast: SchemaAST.AST): number => {
+  const status = ast.annotations?.httpApiStatus ?? ast.context?.annotations?.httpApiStatus
+  return typeof status === "number" ? status : 500
+}
+
+/**
+ * A tagged error class whose constructor also carries its code as `_tag` (the registry and the boundary list codes
+ * by class), with its status and description annotated.
+ */
+const taggedErrorClass = <Self>() =>
+<const Code extends string, const Fields extends Schema.Struct.Fields>(
+  code: Code,
+  fields: Fields,
+  status: number,
+  description: string
+) => Object.assign(Schema.TaggedError<Self>()(code, fields, { httpApiStatus: status, description }), { _tag: code })
+
 /**
  * `request_id` is set only on an error a client decoded from a response (the envelope's `error.request_id`); the
  * service's own errors leave it out, and the boundary stamps the request's id when it encodes them.
  */
 const errorClass = <Self>() => <const Code extends string>(code: Code, status: number, description: string) =>
-  Schema.TaggedError<Self>()(
+  taggedErrorClass<Self>()(
     code,
     { message: Schema.String, request_id: Schema.optional(Schema.String) },
-    HttpApiSchema.annotations({ status, description })
+    status,
+    description
   )
 
 /** The request id the document's examples show. */
@@ -44,47 +63,55 @@ export interface ErrorEnvelope<Code extends string = string> {
   readonly error: { readonly code: Code; readonly message: string; readonly request_id: string }
 }
 
-/** The envelope schema of one code: `code` is that code alone, so decoding a response picks the right class. */
-const envelopeOf = <Code extends string>(code: Code, exampleMessage: string): Schema.Schema<ErrorEnvelope<Code>> =>
+/**
+ * The envelope schema of one code: `code` is that code alone, so decoding a response picks the right class. It
+ * carries the component's name and description, since the document shows a response's encoded side.
+ */
+const envelopeOf = <Code extends string>(
+  code: Code,
+  status: number,
+  exampleMessage: string
+): Schema.Codec<ErrorEnvelope<Code>> =>
   Schema.Struct({
     error: Schema.Struct({
       code: Schema.Literal(code),
-      message: Schema.String.annotations({ description: "diagnostic text; may change; branch on code" }),
-      request_id: Schema.String.annotations({ description: "the response's x-request-id" })
+      message: Schema.String.annotate({ description: "diagnostic text; may change; branch on code" }),
+      request_id: Schema.String.annotate({ description: "the response's x-request-id" })
     })
-  }).annotations({
+  }).annotate({
+    identifier: `Error_${code}`,
+    description: `${status} ${code}`,
     examples: [{ error: { code, message: exampleMessage, request_id: ExampleRequestId } }]
   })
 
-const wireCache = new WeakMap<object, Schema.Schema.Any>()
+const wireCache = new WeakMap<object, Schema.Top>()
 
-/** The description annotated on a class (a class's schema is a transformation to its declaration, which holds it). */
-const descriptionOf = (ast: SchemaAST.AST): string =>
-  SchemaAST.getDescriptionAnnotation(SchemaAST.isTransformation(ast) ? ast.to : ast).pipe(
-    Option.getOrElse(() => "")
-  )
+/** The description annotated on a class. */
+const descriptionOf = (ast: SchemaAST.AST): string => SchemaAST.resolveDescription(ast) ?? ""
+
+/** The encoded envelope of an error, stamped with the id of the request being served. */
+const stampEnvelope = <Self extends ApiErrorInstance>(error: Self) =>
+  Effect.map(Effect.service(CurrentRequestId), (request_id): ErrorEnvelope<Self["_tag"]> => ({
+    error: { code: error._tag, message: error.message, request_id }
+  }))
 
 /** The envelope schema of an error class (memoized, so every endpoint shares one union member per code). */
 export const wire = <Self extends ApiErrorInstance>(
   cls: ApiErrorClass<Self>
-): Schema.Schema<Self, ErrorEnvelope<Self["_tag"]>> => {
+): Schema.Codec<Self, ErrorEnvelope<Self["_tag"]>> => {
   const cached = wireCache.get(cls)
   if (cached !== undefined) return cached as any
-  const status = HttpApiSchema.getStatusErrorAST(cls.ast)
-  const envelope = envelopeOf(cls._tag, descriptionOf(cls.ast))
-  const schema = Schema.transformOrFail(envelope, Schema.typeSchema(cls as unknown as Schema.Schema<Self>), {
-    strict: true,
-    decode: (envelope) =>
-      ParseResult.succeed(new cls({ message: envelope.error.message, request_id: envelope.error.request_id })),
-    encode: (error: Self) =>
-      Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({
-        error: { code: error._tag, message: error.message, request_id }
-      }))
-  }).annotations({
-    ...HttpApiSchema.annotations({ status }),
-    identifier: `Error_${cls._tag}`,
-    description: `${status} ${cls._tag}`
-  })
+  const status = annotatedStatus(cls.ast)
+  const envelope = envelopeOf(cls._tag as Self["_tag"], status, descriptionOf(cls.ast))
+  const schema = envelope.pipe(
+    Schema.decodeTo(Schema.toType(cls as unknown as Schema.Codec<Self>), {
+      decode: SchemaGetter.transform((envelope: ErrorEnvelope<Self["_tag"]>) =>
+        new cls({ message: envelope.error.message, request_id: envelope.error.request_id })
+      ),
+      encode: SchemaGetter.transformEffect(stampEnvelope<Self>)
+    }),
+    HttpApiSchema.status(status)
+  )
   wireCache.set(cls, schema)
   return schema as any
 }
@@ -200,14 +227,15 @@ export class KeyQuotaExhausted extends errorClass<KeyQuotaExhausted>()(
  * A key's `runs_per_minute` bucket is empty. `retry_after_seconds` (whole seconds until a run fits again) becomes the
  * response's `Retry-After` header; it is not part of the JSON envelope.
  */
-export class KeyRateLimited extends Schema.TaggedError<KeyRateLimited>()(
+export class KeyRateLimited extends taggedErrorClass<KeyRateLimited>()(
   "key_rate_limited",
   {
     message: Schema.String,
     request_id: Schema.optional(Schema.String),
     retry_after_seconds: Schema.optional(Schema.Int)
   },
-  HttpApiSchema.annotations({ status: 429, description: "The API key's runs_per_minute limit is reached; see Retry-After" })
+  429,
+  "The API key's runs_per_minute limit is reached; see Retry-After"
 ) {}
 
 // 500
@@ -235,14 +263,15 @@ export class ProviderBadResponse
 {}
 /** The verdict document broke the caller's schema. */
 export class VerdictSchemaViolation
-  extends Schema.TaggedError<VerdictSchemaViolation>()(
+  extends taggedErrorClass<VerdictSchemaViolation>()(
     "verdict_schema_violation",
     {
       message: Schema.String,
       violations: Schema.optional(Schema.Array(Schema.String)),
       request_id: Schema.optional(Schema.String)
     },
-    HttpApiSchema.annotations({ status: 503, description: "Verdict broke the schema" })
+    503,
+    "Verdict broke the schema"
   )
 {}
 /** A further model call would pass the run's spend ceiling. */
@@ -264,16 +293,27 @@ export class NotConfigured extends errorClass<NotConfigured>()("not_configured",
 /** The run's deadline passed. */
 export class DeadlineExceeded extends errorClass<DeadlineExceeded>()("deadline_exceeded", 504, "Deadline passed") {}
 
-const ViolationsEnvelope = Schema.Struct({
+interface ViolationsEnvelope {
+  readonly error: {
+    readonly code: "verdict_schema_violation"
+    readonly message: string
+    readonly request_id: string
+    readonly violations?: ReadonlyArray<string>
+  }
+}
+
+const ViolationsEnvelope: Schema.Codec<ViolationsEnvelope> = Schema.Struct({
   error: Schema.Struct({
     code: Schema.Literal("verdict_schema_violation"),
-    message: Schema.String.annotations({ description: "diagnostic text; may change; branch on code" }),
-    request_id: Schema.String.annotations({ description: "the response's x-request-id" }),
-    violations: Schema.optional(Schema.Array(Schema.String).annotations({
+    message: Schema.String.annotate({ description: "diagnostic text; may change; branch on code" }),
+    request_id: Schema.String.annotate({ description: "the response's x-request-id" }),
+    violations: Schema.optionalKey(Schema.Array(Schema.String).annotate({
       description: "up to 10 JSON Pointers into the rejected document; omitted when the model returned none"
     }))
   })
-}).annotations({
+}).annotate({
+  identifier: "Error_verdict_schema_violation",
+  description: "503 verdict_schema_violation",
   examples: [{
     error: {
       code: "verdict_schema_violation",
@@ -284,35 +324,30 @@ const ViolationsEnvelope = Schema.Struct({
   }]
 })
 
-/** The envelope of `verdict_schema_violation`, the one code that carries `violations`. */
-export const VerdictSchemaViolationWire = Schema.transformOrFail(
-  ViolationsEnvelope,
-  Schema.typeSchema(VerdictSchemaViolation),
-  {
-    strict: true,
-    decode: (envelope) =>
-      ParseResult.succeed(
+/** The envelope of `verdict_schema_violation`, the one code that carries `violations` (at most 10 are sent). */
+export const VerdictSchemaViolationWire: Schema.Codec<VerdictSchemaViolation, ViolationsEnvelope> = ViolationsEnvelope
+  .pipe(
+    Schema.decodeTo(Schema.toType(VerdictSchemaViolation), {
+      decode: SchemaGetter.transform((envelope: ViolationsEnvelope) =>
         new VerdictSchemaViolation({
           message: envelope.error.message,
           request_id: envelope.error.request_id,
           ...(envelope.error.violations === undefined ? {} : { violations: envelope.error.violations })
         })
       ),
-    encode: (error) =>
-      Effect.map(FiberRef.get(CurrentRequestId), (request_id) => ({
-        error: {
-          code: error._tag,
-          message: error.message,
-          request_id,
-          ...(error.violations === undefined ? {} : { violations: error.violations.slice(0, 10) })
-        }
-      }))
-  }
-).annotations({
-  ...HttpApiSchema.annotations({ status: 503 }),
-  identifier: "Error_verdict_schema_violation",
-  description: "503 verdict_schema_violation"
-})
+      encode: SchemaGetter.transformEffect((error: VerdictSchemaViolation) =>
+        Effect.map(Effect.service(CurrentRequestId), (request_id): ViolationsEnvelope => ({
+          error: {
+            code: error._tag,
+            message: error.message,
+            request_id,
+            ...(error.violations === undefined ? {} : { violations: error.violations.slice(0, 10) })
+          }
+        }))
+      )
+    }),
+    HttpApiSchema.status(503)
+  )
 
 /** Every JSON error class, for the registry test and the error table in the docs. */
 export const ErrorClasses: ReadonlyArray<ApiErrorClass> = [
@@ -328,7 +363,7 @@ export const ErrorClasses: ReadonlyArray<ApiErrorClass> = [
 ]
 
 /** The HTTP status of an error class, as annotated. */
-export const statusOf = (cls: ApiErrorClass): number => HttpApiSchema.getStatusErrorAST(cls.ast)
+export const statusOf = (cls: ApiErrorClass): number => annotatedStatus(cls.ast)
 
 /** An error value of any class above. */
 export type ApiError = InstanceType<(typeof ErrorClasses)[number]>
@@ -340,7 +375,7 @@ export const isApiError = (u: unknown): u is ApiErrorInstance =>
 // Plain-text rejections (spec, "Plain-text rejections"): no JSON, no request_id in the body.
 
 const textClass = <Self>() => <const Tag extends string>(tag: Tag, status: number, description: string) =>
-  Schema.TaggedError<Self>()(tag, { text: Schema.String }, HttpApiSchema.annotations({ status, description }))
+  taggedErrorClass<Self>()(tag, { text: Schema.String }, status, description)
 
 /** Malformed JSON on a keys or billing route. */
 export class JsonSyntaxRejection
@@ -372,29 +407,33 @@ interface TextRejectionInstance {
   readonly text: string
 }
 
-const textCache = new WeakMap<object, Schema.Schema.Any>()
+const textCache = new WeakMap<object, Schema.Top>()
 
 /**
  * The `text/plain` schema of a rejection class. A body decodes to the class only when it begins with the class's
- * words (its description), so a client tells the two plain-text 400s apart; encoding is unchecked.
+ * words (its description), so a client tells the two plain-text 400s apart; encoding is unchecked. The document
+ * shows it as a plain string (the decoded side names no component).
  */
 export const wireText = <Self extends TextRejectionInstance>(
-  cls: Schema.Schema<Self, any, never> & (new(props: { readonly text: string }) => Self)
-): Schema.Schema<Self, string> => {
+  cls: { readonly ast: SchemaAST.AST } & (new(props: { readonly text: string }) => Self)
+): Schema.Codec<Self, string> => {
   const cached = textCache.get(cls)
   if (cached !== undefined) return cached as any
-  const status = HttpApiSchema.getStatusErrorAST(cls.ast)
+  const status = annotatedStatus(cls.ast)
   const words = descriptionOf(cls.ast)
-  const schema = Schema.transformOrFail(Schema.String, Schema.typeSchema(cls), {
-    strict: true,
-    decode: (text, _, ast) =>
-      text.startsWith(words)
-        ? ParseResult.succeed(new cls({ text }))
-        : ParseResult.fail(new ParseResult.Type(ast, text, `a body beginning with "${words}"`)),
-    encode: (rejection) => ParseResult.succeed(rejection.text)
-  }).pipe(
-    HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain; charset=utf-8" })
-  ).annotations({ ...HttpApiSchema.annotations({ status }), description: `${status} plain-text rejection` })
+  const description = `${status} plain-text rejection`
+  const schema = Schema.String.annotate({ description }).pipe(
+    Schema.decodeTo(Schema.declare((input: unknown): input is Self => input instanceof cls), {
+      decode: SchemaGetter.transformEffect((text: string) =>
+        text.startsWith(words)
+          ? Effect.succeed(new cls({ text }))
+          : Effect.fail(new SchemaIssue.InvalidValue({ message: `a body beginning with "${words}"` }, text))
+      ),
+      encode: SchemaGetter.transform((rejection: Self) => rejection.text)
+    }),
+    HttpApiSchema.asText({ contentType: "text/plain; charset=utf-8" }),
+    HttpApiSchema.status(status)
+  ).annotate({ description })
   textCache.set(cls, schema)
   return schema as any
 }

@@ -2,13 +2,14 @@
  * Liveness and readiness (no credential, no scope; query strings ignored). decisions.md, "Health":
  * `200 {"status":"ok"}`; readiness `200 {"status":"ready","checks":{...}}` or `503 {"status":"unavailable",...}`.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { operationDocs } from "./OperationDocs.js"
+import { CommonErrors } from "./RouteErrors.js"
 
 const Checks = Schema.Struct({
-  database: Schema.Literal("ok", "unavailable").annotations({ description: "the database answers a query" }),
-  migrations: Schema.Literal("applied", "pending", "unknown").annotations({
+  database: Schema.Literals(["ok", "unavailable"]).annotate({ description: "the database answers a query" }),
+  migrations: Schema.Literals(["applied", "pending", "unknown"]).annotate({
     description: "every migration shipped with this build is recorded as applied"
   })
 })
@@ -32,8 +33,7 @@ const NotReadyExample: typeof NotReady.Encoded = {
 /** The health group. */
 export class HealthApi extends HttpApiGroup.make("health")
   .add(
-    HttpApiEndpoint.get("healthz", "/healthz")
-      .addSuccess(Live)
+    HttpApiEndpoint.get("healthz", "/healthz", { success: Live, error: CommonErrors })
       .annotate(OpenApi.Summary, "Liveness")
       .annotate(
         OpenApi.Transform,
@@ -41,9 +41,10 @@ export class HealthApi extends HttpApiGroup.make("health")
       )
   )
   .add(
-    HttpApiEndpoint.get("readyz", "/readyz")
-      .addSuccess(Ready)
-      .addSuccess(NotReady, { status: 503 })
+    HttpApiEndpoint.get("readyz", "/readyz", {
+      success: [Ready, NotReady.pipe(HttpApiSchema.status(503))],
+      error: CommonErrors
+    })
       .annotate(OpenApi.Summary, "Readiness: the database answers and migrations are applied")
       .annotate(
         OpenApi.Transform,

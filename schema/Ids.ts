@@ -8,10 +8,10 @@ import { Schema } from "effect"
 export const KeyIdPattern = /^key_[0-9a-f]{32}$/
 
 /** An organization id (opaque; this service mints `org_` + 32 hex). */
-export const OrganizationId = Schema.String.annotations({ description: "organization id (opaque)" })
+export const OrganizationId = Schema.String.annotate({ description: "organization id (opaque)" })
 
 /** A timestamp on the wire: `YYYY-MM-DDTHH:MM:SSZ`, UTC, second precision. */
-export const Timestamp = Schema.String.annotations({
+export const Timestamp = Schema.String.annotate({
   description: "UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ",
   examples: ["2026-09-25T12:00:00Z"]
 })

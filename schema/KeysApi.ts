@@ -2,8 +2,8 @@
  * API keys (spec, "API keys"; decisions.md, "Keys, members, sessions"). Body and query problems on these routes are
  * the plain-text rejections. Another organization's key is `404 key_not_found`, exactly like an unknown one.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "./Auth.js"
 import { PlainRequestShape } from "./Boundary.js"
 import {
@@ -11,7 +11,6 @@ import {
   KeyNotFound,
   KeyRevoked,
   PrincipalIsNotTheCaller,
-  ScopeDenied,
   ScopeExceedsCreator,
   wire
 } from "./Errors.js"
@@ -28,27 +27,28 @@ import {
   UpdateKeyRequestExample
 } from "./KeysExamples.js"
 import { operationDocs } from "./OperationDocs.js"
+import { PlainRouteErrors } from "./RouteErrors.js"
 import { RequiredScope, ScopeSchema } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
 
 /** Who a key acts as. */
 export const PrincipalWire = Schema.Struct({
-  type: Schema.Literal("user", "service_account"),
+  type: Schema.Literals(["user", "service_account"]),
   id: Schema.String
 })
 
-const Limit = Schema.NullOr(Schema.Int.pipe(Schema.nonNegative()))
+const Limit = Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)))
 
 /** The period a key's spend and token limits count over. */
-export const KeyPeriod = Schema.Literal("day", "month", "total").annotations({
+export const KeyPeriod = Schema.Literals(["day", "month", "total"]).annotate({
   description: "day and month are UTC calendar periods; total never resets"
 })
 
 /** A key's limits (decisions.md, Extensions): each null when unset. */
 export const KeyLimits = Schema.Struct({
-  spend_micros: Limit.annotations({ description: "settled + reserved spend of the key's runs in the period, at most" }),
-  tokens: Limit.annotations({ description: "settled + reserved tokens of the key's runs in the period, at most" }),
-  runs_per_minute: Schema.NullOr(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))).annotations({
+  spend_micros: Limit.annotate({ description: "settled + reserved spend of the key's runs in the period, at most" }),
+  tokens: Limit.annotate({ description: "settled + reserved tokens of the key's runs in the period, at most" }),
+  runs_per_minute: Schema.NullOr(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))).annotate({
     description: "a token bucket of this size, refilled at this many runs per minute"
   }),
   period: KeyPeriod
@@ -67,10 +67,10 @@ export const KeyUsage = Schema.Struct({
 
 /** Limits as a request sets them: a field left out keeps its value (null clears it; `period` defaults to month). */
 export const KeyLimitsRequest = StrictStruct({
-  spend_micros: Schema.optional(Limit),
-  tokens: Schema.optional(Limit),
-  runs_per_minute: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(1, 1_000_000)))),
-  period: Schema.optional(KeyPeriod)
+  spend_micros: Schema.optionalKey(Limit),
+  tokens: Schema.optionalKey(Limit),
+  runs_per_minute: Schema.optionalKey(Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })))),
+  period: Schema.optionalKey(KeyPeriod)
 })
 
 /** `PATCH /v1/keys/{key_id}` body. */
@@ -78,12 +78,12 @@ export const UpdateKeyRequest = StrictStruct({ limits: KeyLimitsRequest })
 
 /** A key as the API shows it: never its secret, except once in `KeyWithSecret`. */
 export const Key = Schema.Struct({
-  id: Schema.String.annotations({ description: "key_ + 32 hex" }),
+  id: Schema.String.annotate({ description: "key_ + 32 hex" }),
   name: Schema.String,
   principal: PrincipalWire,
-  scopes: Schema.Array(ScopeSchema).annotations({ description: "sorted, deduplicated, frozen at creation" }),
-  state: Schema.Literal("active", "revoked"),
-  secret_prefix: Schema.String.annotations({ description: "otsk_ + the first 8 hex of the secret" }),
+  scopes: Schema.Array(ScopeSchema).annotate({ description: "sorted, deduplicated, frozen at creation" }),
+  state: Schema.Literals(["active", "revoked"]),
+  secret_prefix: Schema.String.annotate({ description: "otsk_ + the first 8 hex of the secret" }),
   created_by: Schema.String,
   created_at: Timestamp,
   last_used_at: Schema.NullOr(Timestamp),
@@ -95,23 +95,23 @@ export const Key = Schema.Struct({
 /** A key with its secret: the create and rotate responses only. */
 export const KeyWithSecret = Schema.Struct({
   ...Key.fields,
-  secret: Schema.String.annotations({ description: "otsk_ + 64 lowercase hex; shown once" })
+  secret: Schema.String.annotate({ description: "otsk_ + 64 lowercase hex; shown once" })
 })
 
 /** `POST /v1/keys` body. */
 export const CreateKeyRequest = StrictStruct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
   scopes: Schema.Array(ScopeSchema),
-  principal: Schema.optional(
-    Schema.Union(
-      StrictStruct({ type: Schema.Literal("user"), id: Schema.String.pipe(Schema.minLength(1)) }),
+  principal: Schema.optionalKey(
+    Schema.Union([
+      StrictStruct({ type: Schema.Literal("user"), id: Schema.String.check(Schema.isMinLength(1)) }),
       StrictStruct({
         type: Schema.Literal("service_account"),
-        id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9._-]{1,128}$/))
+        id: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9._-]{1,128}$/u))
       })
-    )
+    ])
   ),
-  limits: Schema.optional(KeyLimitsRequest)
+  limits: Schema.optionalKey(KeyLimitsRequest)
 })
 
 const KeyIdPath = Schema.Struct({ key_id: Schema.String })
@@ -119,8 +119,10 @@ const KeyIdPath = Schema.Struct({ key_id: Schema.String })
 /** The keys group. */
 export class KeysApi extends HttpApiGroup.make("keys")
   .add(
-    HttpApiEndpoint.get("list", "/v1/keys")
-      .addSuccess(Schema.Struct({ keys: Schema.Array(Key) }))
+    HttpApiEndpoint.get("list", "/v1/keys", {
+      success: Schema.Struct({ keys: Schema.Array(Key) }),
+      error: PlainRouteErrors
+    })
       .annotate(RequiredScope, "keys_read")
       .annotate(OpenApi.Summary, "Every key of the organization, newest first")
       .annotate(
@@ -129,10 +131,11 @@ export class KeysApi extends HttpApiGroup.make("keys")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/keys/:key_id")
-      .setPath(KeyIdPath)
-      .addSuccess(Key)
-      .addError(wire(KeyNotFound))
+    HttpApiEndpoint.get("get", "/v1/keys/:key_id", {
+      params: KeyIdPath,
+      success: Key,
+      error: [...PlainRouteErrors, wire(KeyNotFound)]
+    })
       .annotate(RequiredScope, "keys_read")
       .annotate(OpenApi.Summary, "One key")
       .annotate(
@@ -144,12 +147,11 @@ export class KeysApi extends HttpApiGroup.make("keys")
       )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/keys")
-      .setPayload(CreateKeyRequest)
-      .addSuccess(KeyWithSecret, { status: 201 })
-      .addError(wire(EmptyScopes))
-      .addError(wire(ScopeExceedsCreator))
-      .addError(wire(PrincipalIsNotTheCaller))
+    HttpApiEndpoint.post("create", "/v1/keys", {
+      payload: CreateKeyRequest,
+      success: KeyWithSecret.pipe(HttpApiSchema.status(201)),
+      error: [...PlainRouteErrors, wire(EmptyScopes), wire(ScopeExceedsCreator), wire(PrincipalIsNotTheCaller)]
+    })
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Create a key; its secret is shown once")
       .annotate(
@@ -161,10 +163,11 @@ export class KeysApi extends HttpApiGroup.make("keys")
       )
   )
   .add(
-    HttpApiEndpoint.del("revoke", "/v1/keys/:key_id")
-      .setPath(KeyIdPath)
-      .addSuccess(Key)
-      .addError(wire(KeyNotFound))
+    HttpApiEndpoint.delete("revoke", "/v1/keys/:key_id", {
+      params: KeyIdPath,
+      success: Key,
+      error: [...PlainRouteErrors, wire(KeyNotFound)]
+    })
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Revoke a key (idempotent); returns the revoked key")
       .annotate(
@@ -176,12 +179,12 @@ export class KeysApi extends HttpApiGroup.make("keys")
       )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/keys/:key_id")
-      .setPath(KeyIdPath)
-      .setPayload(UpdateKeyRequest)
-      .addSuccess(Key)
-      .addError(wire(KeyNotFound))
-      .addError(wire(KeyRevoked))
+    HttpApiEndpoint.patch("update", "/v1/keys/:key_id", {
+      params: KeyIdPath,
+      payload: UpdateKeyRequest,
+      success: Key,
+      error: [...PlainRouteErrors, wire(KeyNotFound), wire(KeyRevoked)]
+    })
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Change a key's limits; returns the key with its usage")
       .annotate(
@@ -194,11 +197,11 @@ export class KeysApi extends HttpApiGroup.make("keys")
       )
   )
   .add(
-    HttpApiEndpoint.post("rotate", "/v1/keys/:key_id/rotate")
-      .setPath(KeyIdPath)
-      .addSuccess(KeyWithSecret)
-      .addError(wire(KeyNotFound))
-      .addError(wire(KeyRevoked))
+    HttpApiEndpoint.post("rotate", "/v1/keys/:key_id/rotate", {
+      params: KeyIdPath,
+      success: KeyWithSecret,
+      error: [...PlainRouteErrors, wire(KeyNotFound), wire(KeyRevoked)]
+    })
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Issue a new secret; the previous one stops working at once")
       .annotate(
@@ -209,7 +212,6 @@ export class KeysApi extends HttpApiGroup.make("keys")
         })
       )
   )
-  .addError(wire(ScopeDenied))
   .middleware(PlainRequestShape)
   .middleware(Authentication)
 {}

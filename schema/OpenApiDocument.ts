@@ -1,17 +1,17 @@
 /**
- * Post-processing of the emitted OpenAPI document. OpenAPI keys responses by status, so a plain-text rejection that
- * shares a status with a JSON error comes out as a `string` member inside `application/json`; this moves such
- * members to `text/plain`, drops HttpApi's built-in decode error (the boundary answers `invalid_body` or a plain-text
- * rejection instead), and drops 415/422 from operations that take no body, where they cannot happen. It then
- * documents what every operation shares: `x-request-id` on every response, each error status's codes in its
- * description with an example of each (every error schema fixes its `code`, see Errors.ts), and an example of the
- * plain-text rejection a status stands for. What is particular to an operation is its own (OperationDocs.ts).
+ * Post-processing of the emitted OpenAPI document. A status's plain-text rejections are documented as one
+ * `text/plain` string with an example of the rejection the status stands for, and 415/422 are dropped from
+ * operations that take no body, where they cannot happen. It then documents what every operation shares:
+ * `x-request-id` on every response, each error status's codes in its description with an example of each (every
+ * error schema fixes its `code`, see Errors.ts). What is particular to an operation is its own (OperationDocs.ts).
  */
 import { ExampleName } from "./OperationDocs.js"
 
 const TextPlain = "text/plain; charset=utf-8"
-const DecodeErrorRef = "#/components/schemas/HttpApiDecodeError"
 const ErrorRefPrefix = "#/components/schemas/Error_"
+
+/** The description of a status answered only by the plain-text 400s (malformed JSON, a query string refused). */
+const PlainBadRequest = "The request did not match the expected schema"
 
 /** The header every response carries (spec, "Request ids"). */
 const RequestIdHeader = {
@@ -42,8 +42,6 @@ const textExample = (status: string, takesBody: boolean): { summary: string; val
   return undefined
 }
 
-const isText = (schema: any): boolean => schema?.type === "string" && schema.$ref === undefined
-
 /** The error codes a status lists, from its members' component names. */
 const codesOf = (members: ReadonlyArray<any>): Array<string> =>
   members.flatMap((member) =>
@@ -52,32 +50,25 @@ const codesOf = (members: ReadonlyArray<any>): Array<string> =>
       : []
   )
 
-const tidyResponse = (
-  status: string,
-  response: any,
-  takesBody: boolean,
-  schemas: Record<string, any>
-): any | undefined => {
-  const json = response?.content?.["application/json"]
-  if (json === undefined) {
-    const text = response?.content?.[TextPlain]
-    const plain = textExample(status, takesBody)
-    if (text === undefined || text.examples !== undefined || plain === undefined) return response
-    const content = { ...response.content, [TextPlain]: { ...text, examples: { [ExampleName]: plain } } }
-    return { ...response, content }
+/** A status answered only in plain text: one rejection keeps its schema, several are one string. */
+const tidyTextOnly = (status: string, response: any, text: any, takesBody: boolean): any => {
+  const plain = textExample(status, takesBody)
+  if (plain === undefined) return response
+  const several = Array.isArray(text.schema?.anyOf)
+  const content = {
+    ...response.content,
+    [TextPlain]: { ...text, ...(several ? { schema: { type: "string" } } : {}), examples: { [ExampleName]: plain } }
   }
+  return { ...response, ...(several && status === "400" ? { description: PlainBadRequest } : {}), content }
+}
+
+/** A status with JSON error codes, and perhaps a plain-text rejection beside them. */
+const tidyCodes = (status: string, response: any, json: any, text: any, takesBody: boolean, schemas: any): any => {
   const members: Array<any> = Array.isArray(json.schema?.anyOf) ? json.schema.anyOf : [json.schema]
-  const kept = members.filter((member) => member?.$ref !== DecodeErrorRef)
-  const text = kept.filter(isText)
-  const structured = kept.filter((member) => !isText(member))
-  const codes = codesOf(structured)
-  const content: Record<string, unknown> = { ...response.content }
-  delete content["application/json"]
-  if (structured.length > 0) {
-    const { schema: _schema, ...rest } = json
-    content["application/json"] = {
-      ...rest,
-      schema: structured.length === 1 ? structured[0] : { anyOf: structured },
+  const codes = codesOf(members)
+  const content: Record<string, unknown> = {
+    "application/json": {
+      ...json,
       ...(codes.length === 0 ? {} : {
         examples: Object.fromEntries(codes.map((code) => [
           code,
@@ -86,26 +77,27 @@ const tidyResponse = (
       })
     }
   }
-  const plain = text.length > 0 ? textExample(status, takesBody) : undefined
-  if (text.length > 0) {
-    content[TextPlain] = {
-      schema: { type: "string" },
-      ...(plain === undefined ? {} : { examples: { [ExampleName]: plain } })
-    }
+  const plain = text === undefined ? undefined : textExample(status, takesBody)
+  if (text !== undefined) {
+    content[TextPlain] = { schema: { type: "string" }, ...(plain === undefined ? {} : { examples: { [ExampleName]: plain } }) }
   }
-  if (Object.keys(content).length === 0) return undefined
   const description = codes.length === 0
     ? response.description
-    : `${codes.join(", ")}${text.length > 0 ? ", or a plain-text rejection" : ""} (branch on error.code)`
+    : `${codes.join(", ")}${text === undefined ? "" : ", or a plain-text rejection"} (branch on error.code)`
   return { ...response, description, content }
+}
+
+const tidyResponse = (status: string, response: any, takesBody: boolean, schemas: Record<string, any>): any => {
+  const json = response?.content?.["application/json"]
+  const text = response?.content?.[TextPlain]
+  if (json !== undefined) return tidyCodes(status, response, json, text, takesBody, schemas)
+  if (text !== undefined) return tidyTextOnly(status, response, text, takesBody)
+  return response
 }
 
 /** Tidies an emitted document (used as the API's OpenAPI `transform`). */
 export const tidyOpenApi = (document: Record<string, any>): Record<string, any> => {
   const schemas = { ...document.components?.schemas }
-  delete schemas.HttpApiDecodeError
-  delete schemas.Issue
-  delete schemas.PropertyKey
   const paths: Record<string, any> = {}
   for (const [path, operations] of Object.entries<Record<string, any>>(document.paths ?? {})) {
     paths[path] = {}
@@ -115,7 +107,6 @@ export const tidyOpenApi = (document: Record<string, any>): Record<string, any> 
       for (const [status, response] of Object.entries<any>(operation.responses ?? {})) {
         if (!takesBody && (status === "415" || status === "422")) continue
         const tidied = tidyResponse(status, response, takesBody, schemas)
-        if (tidied === undefined) continue
         responses[status] = {
           ...tidied,
           headers: { "x-request-id": { $ref: "#/components/headers/RequestId" }, ...tidied.headers }

@@ -1,8 +1,8 @@
 /**
  * What the OpenAPI document says of one operation beyond its schemas, for client authors and the docs page's "Test
  * Request": an example request (its body and a value for each parameter), an example of each success response,
- * which parameters the contract requires although the service checks them itself, and the timing headers of the two
- * routes that run the model. An endpoint declares it next to its route with
+ * which parameters the contract requires although the service checks them itself, each parameter's description
+ * beside its schema, and the timing headers of the two routes that run the model. An endpoint declares it next to its route with
  * `.annotate(OpenApi.Transform, operationDocs({...}))`; what every operation shares (`x-request-id` on every
  * response, an example of every error code) is added by the API's transform, OpenApiDocument.ts.
  */
@@ -65,6 +65,7 @@ export const operationDocs = (docs: OperationDocs) => (operation: Record<string,
   const parameters = (operation.parameters ?? []).map((parameter: Record<string, any>) => ({
     ...parameter,
     ...(parameter.in === "header" && required.has(parameter.name) ? { required: true } : {}),
+    ...(parameter.schema?.description === undefined ? {} : { description: parameter.schema.description }),
     ...(examples[parameter.name] === undefined ? {} : { example: examples[parameter.name] })
   }))
   const requestBody = operation.requestBody === undefined || docs.request === undefined

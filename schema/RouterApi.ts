@@ -6,8 +6,8 @@
  * schema refuses unknown keys at every depth, wrong types and out-of-range numbers; the rules that need the catalog
  * or the taxonomy (policy, task type, domain, model ids, weights only with `balanced`) are checked by the service.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BodyLimit, LargeBodyLimit } from "./Annotations.js"
 import { Authentication } from "./Auth.js"
 import { JsonRequestShape } from "./Boundary.js"
@@ -28,7 +28,6 @@ import {
   ProviderBadResponse,
   ProviderRateLimited,
   ProviderUnavailable,
-  ScopeDenied,
   UnknownModelId,
   WeightsRequireBalanced,
   wire
@@ -42,46 +41,45 @@ import {
   TaskTypeListingExample
 } from "./RouterExamples.js"
 import { ModelCatalog, SelectResponse, TaskTypeListing } from "./RouterResponses.js"
+import { JsonRouteErrors } from "./RouteErrors.js"
 import { RequiredScope } from "./Scope.js"
 import { OptionalNullable, StrictStruct } from "./Strict.js"
 
-const Finite = Schema.Number.pipe(Schema.finite())
-
 /** A turn of `messages`: only `user` and `assistant` roles. */
 export const SelectMessage = StrictStruct({
-  role: Schema.Literal("user", "assistant"),
+  role: Schema.Literals(["user", "assistant"]),
   content: Schema.String
 })
 
 /** `weights` of `balanced`: non-negative numbers, rescaled to sum to 1; a missing one counts 0. */
 export const SelectWeights = StrictStruct({
-  quality: Schema.optional(Finite.pipe(Schema.nonNegative())),
-  cost: Schema.optional(Finite.pipe(Schema.nonNegative())),
-  speed: Schema.optional(Finite.pipe(Schema.nonNegative()))
+  quality: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+  cost: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+  speed: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 
 /** The catalog filters (`models`); an empty object keeps every model. */
 export const SelectFilters = StrictStruct({
-  include: Schema.optional(Schema.Array(Schema.String)),
-  exclude: Schema.optional(Schema.Array(Schema.String)),
-  providers: Schema.optional(Schema.Array(Schema.String)),
+  include: Schema.optionalKey(Schema.Array(Schema.String)),
+  exclude: Schema.optionalKey(Schema.Array(Schema.String)),
+  providers: Schema.optionalKey(Schema.Array(Schema.String)),
   open_weights: OptionalNullable(Schema.Boolean),
-  max_price_per_mtok: OptionalNullable(Finite.pipe(Schema.nonNegative())),
-  min_context_tokens: OptionalNullable(Schema.Int.pipe(Schema.nonNegative())),
-  modalities: Schema.optional(Schema.Array(Schema.Literal("text", "image", "audio", "video")))
+  max_price_per_mtok: OptionalNullable(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+  min_context_tokens: OptionalNullable(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  modalities: Schema.optionalKey(Schema.Array(Schema.Literals(["text", "image", "audio", "video"])))
 })
 
 /** `POST /v1/router/select` body; `null` means absent for every nullable field. */
 export const SelectRequest = StrictStruct({
   prompt: OptionalNullable(Schema.String),
   messages: OptionalNullable(Schema.Array(SelectMessage)),
-  policy: OptionalNullable(Schema.String.annotations({
+  policy: OptionalNullable(Schema.String.annotate({
     description: "balanced (default), cost_efficient, capability_heavy or domain_skills"
   })),
-  domain: OptionalNullable(Schema.String.annotations({ description: "a family of GET /v1/router/task-types" })),
-  task_type: OptionalNullable(Schema.String.annotations({ description: "a task type of GET /v1/router/task-types" })),
-  latency: OptionalNullable(Schema.Literal("interactive", "standard", "batch")),
-  max_latency_ms: OptionalNullable(Finite.pipe(Schema.positive())),
+  domain: OptionalNullable(Schema.String.annotate({ description: "a family of GET /v1/router/task-types" })),
+  task_type: OptionalNullable(Schema.String.annotate({ description: "a task type of GET /v1/router/task-types" })),
+  latency: OptionalNullable(Schema.Literals(["interactive", "standard", "batch"])),
+  max_latency_ms: OptionalNullable(Schema.Finite.check(Schema.isGreaterThan(0))),
   weights: OptionalNullable(SelectWeights),
   models: OptionalNullable(SelectFilters)
 })
@@ -92,28 +90,32 @@ export type SelectRequest = typeof SelectRequest.Type
 /** The router group. */
 export class RouterApi extends HttpApiGroup.make("router")
   .add(
-    HttpApiEndpoint.post("select", "/v1/router/select")
-      .setPayload(SelectRequest)
-      .setHeaders(OptionalIdempotencyKey)
-      .addSuccess(SelectResponse)
-      .addError(wire(InvalidIdempotencyKey))
-      .addError(wire(InvalidPolicy))
-      .addError(wire(WeightsRequireBalanced))
-      .addError(wire(UnknownModelId))
-      .addError(wire(NoEligibleModel))
-      .addError(wire(InputTooLarge))
-      .addError(wire(OrganizationSpendQuotaExhausted))
-      .addError(wire(KeyQuotaExhausted))
-      .addError(wire(KeyRateLimited))
-      .addError(wire(OrganizationTokenQuotaExhausted))
-      .addError(wire(IdempotencyConflict))
-      .addError(wire(InsufficientCredits))
-      .addError(wire(DecisionUnavailable))
-      .addError(wire(ProviderRateLimited))
-      .addError(wire(ProviderUnavailable))
-      .addError(wire(ProviderBadResponse))
-      .addError(wire(BudgetExhausted))
-      .addError(wire(DeadlineExceeded))
+    HttpApiEndpoint.post("select", "/v1/router/select", {
+      payload: SelectRequest,
+      headers: OptionalIdempotencyKey,
+      success: SelectResponse,
+      error: [
+        ...JsonRouteErrors,
+        wire(InvalidIdempotencyKey),
+        wire(InvalidPolicy),
+        wire(WeightsRequireBalanced),
+        wire(UnknownModelId),
+        wire(NoEligibleModel),
+        wire(InputTooLarge),
+        wire(OrganizationSpendQuotaExhausted),
+        wire(KeyQuotaExhausted),
+        wire(KeyRateLimited),
+        wire(OrganizationTokenQuotaExhausted),
+        wire(IdempotencyConflict),
+        wire(InsufficientCredits),
+        wire(DecisionUnavailable),
+        wire(ProviderRateLimited),
+        wire(ProviderUnavailable),
+        wire(ProviderBadResponse),
+        wire(BudgetExhausted),
+        wire(DeadlineExceeded)
+      ]
+    })
       .annotate(BodyLimit, LargeBodyLimit)
       .annotate(RequiredScope, "runs_write")
       .annotate(
@@ -134,8 +136,7 @@ export class RouterApi extends HttpApiGroup.make("router")
       )
   )
   .add(
-    HttpApiEndpoint.get("taskTypes", "/v1/router/task-types")
-      .addSuccess(TaskTypeListing)
+    HttpApiEndpoint.get("taskTypes", "/v1/router/task-types", { success: TaskTypeListing, error: JsonRouteErrors })
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "The task taxonomy with each type's benchmark weights")
       .annotate(
@@ -146,8 +147,7 @@ export class RouterApi extends HttpApiGroup.make("router")
       )
   )
   .add(
-    HttpApiEndpoint.get("models", "/v1/router/models")
-      .addSuccess(ModelCatalog)
+    HttpApiEndpoint.get("models", "/v1/router/models", { success: ModelCatalog, error: JsonRouteErrors })
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "The model catalog the router ranks, with its snapshot dates")
       .annotate(
@@ -157,7 +157,6 @@ export class RouterApi extends HttpApiGroup.make("router")
         })
       )
   )
-  .addError(wire(ScopeDenied))
   .middleware(JsonRequestShape)
   .middleware(Authentication)
 {}

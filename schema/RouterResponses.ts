@@ -5,17 +5,20 @@
  */
 import { Schema } from "effect"
 
+/** A whole number of at least 0. */
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
 /** A label object: the label and every label's probability (a caller-fixed label has probability 1.0). */
 export const LabelObject = Schema.Struct({
   label: Schema.String,
-  probabilities: Schema.Record({ key: Schema.String, value: Schema.Number })
+  probabilities: Schema.Record(Schema.String, Schema.Finite)
 })
 
 /** `classification.task_type`: the most probable type, its family, the five most probable and whether fixed. */
 export const TaskTypeClassification = Schema.Struct({
   label: Schema.String,
   family: Schema.String,
-  top: Schema.Array(Schema.Struct({ label: Schema.String, probability: Schema.Number })),
+  top: Schema.Array(Schema.Struct({ label: Schema.String, probability: Schema.Finite })),
   fixed: Schema.Boolean
 })
 
@@ -24,7 +27,7 @@ export const Classification = Schema.Struct({
   domain: LabelObject,
   difficulty: LabelObject,
   task_type: TaskTypeClassification,
-  facets: Schema.Record({ key: Schema.String, value: Schema.Number })
+  facets: Schema.Record(Schema.String, Schema.Finite)
 })
 
 /** One ranking entry (spec: all fields required). */
@@ -33,41 +36,41 @@ export const RankingEntry = Schema.Struct({
   name: Schema.String,
   provider: Schema.String,
   open_weights: Schema.Boolean,
-  score: Schema.Number,
-  blended_price_per_mtok: Schema.Number,
-  domain_score: Schema.Number,
-  expected_quality: Schema.Number,
-  uncertainty: Schema.Number,
-  estimated_cost_usd: Schema.Number,
-  estimated_latency_ms: Schema.Number,
+  score: Schema.Finite,
+  blended_price_per_mtok: Schema.Finite,
+  domain_score: Schema.Finite,
+  expected_quality: Schema.Finite,
+  uncertainty: Schema.Finite,
+  estimated_cost_usd: Schema.Finite,
+  estimated_latency_ms: Schema.Finite,
   latency_estimated: Schema.Boolean,
-  strengths: Schema.Array(Schema.Struct({ benchmark: Schema.String, name: Schema.String, contribution: Schema.Number })),
-  weaknesses: Schema.Array(Schema.Struct({ benchmark: Schema.String, name: Schema.String, gap: Schema.Number })),
+  strengths: Schema.Array(Schema.Struct({ benchmark: Schema.String, name: Schema.String, contribution: Schema.Finite })),
+  weaknesses: Schema.Array(Schema.Struct({ benchmark: Schema.String, name: Schema.String, gap: Schema.Finite })),
   imputed: Schema.Array(Schema.String)
 })
 
 /** The `POST /v1/router/select` response. */
 export const SelectResponse = Schema.Struct({
-  id: Schema.String.annotations({ description: "rtr_ + the classification run's hyphenated uuid" }),
-  run_id: Schema.String.annotations({ description: "the classification run, run_ + 32 hex" }),
-  policy: Schema.Literal("balanced", "cost_efficient", "capability_heavy", "domain_skills"),
+  id: Schema.String.annotate({ description: "rtr_ + the classification run's hyphenated uuid" }),
+  run_id: Schema.String.annotate({ description: "the classification run, run_ + 32 hex" }),
+  policy: Schema.Literals(["balanced", "cost_efficient", "capability_heavy", "domain_skills"]),
   model: Schema.Struct({ id: Schema.String, name: Schema.String, provider: Schema.String, open_weights: Schema.Boolean }),
   classification: Classification,
   ranking: Schema.Array(RankingEntry),
-  score_basis: Schema.Literal("domain", "intelligence", "benchmarks"),
-  difficulty_floor: Schema.NullOr(Schema.Number),
-  threshold: Schema.NullOr(Schema.Struct({ q_star: Schema.Number, r: Schema.Number, tau: Schema.Number })),
-  filters_applied: Schema.Array(Schema.Struct({ filter: Schema.String, removed: Schema.NonNegativeInt })),
+  score_basis: Schema.Literals(["domain", "intelligence", "benchmarks"]),
+  difficulty_floor: Schema.NullOr(Schema.Finite),
+  threshold: Schema.NullOr(Schema.Struct({ q_star: Schema.Finite, r: Schema.Finite, tau: Schema.Finite })),
+  filters_applied: Schema.Array(Schema.Struct({ filter: Schema.String, removed: NonNegativeInt })),
   low_confidence: Schema.Boolean,
-  input_tokens_est: Schema.NonNegativeInt,
+  input_tokens_est: NonNegativeInt,
   reason: Schema.String,
   decision_model: Schema.String,
   catalog_as_of: Schema.String,
   benchmarks_as_of: Schema.String,
-  usage: Schema.NullOr(Schema.Struct({ input_tokens: Schema.NonNegativeInt, output_tokens: Schema.NonNegativeInt })),
-  cost_micros: Schema.NullOr(Schema.NonNegativeInt),
+  usage: Schema.NullOr(Schema.Struct({ input_tokens: NonNegativeInt, output_tokens: NonNegativeInt })),
+  cost_micros: Schema.NullOr(NonNegativeInt),
   replayed: Schema.Boolean
-}).annotations({ identifier: "RouterSelection" })
+}).annotate({ identifier: "RouterSelection" })
 
 /** A selection as the service builds and stores it. */
 export type SelectResponse = typeof SelectResponse.Type
@@ -80,11 +83,11 @@ export const CatalogModel = Schema.Struct({
   open_weights: Schema.Boolean,
   context_tokens: Schema.Int,
   modalities: Schema.Array(Schema.String),
-  price_input_per_mtok: Schema.Number,
-  price_output_per_mtok: Schema.Number,
-  blended_price_per_mtok: Schema.Number,
-  reasoning_token_factor: Schema.NullOr(Schema.Number),
-  scores: Schema.Record({ key: Schema.String, value: Schema.NullOr(Schema.Number) }).annotations({
+  price_input_per_mtok: Schema.Finite,
+  price_output_per_mtok: Schema.Finite,
+  blended_price_per_mtok: Schema.Finite,
+  reasoning_token_factor: Schema.NullOr(Schema.Finite),
+  scores: Schema.Record(Schema.String, Schema.NullOr(Schema.Finite)).annotate({
     description: "intelligence, coding, math, reasoning, knowledge, agentic, long_context, instruction_following, " +
       "multilingual; null where the model has no benchmark on that axis"
   }),
@@ -92,15 +95,15 @@ export const CatalogModel = Schema.Struct({
   highlights: Schema.Array(Schema.Struct({
     benchmark: Schema.String,
     name: Schema.String,
-    value: Schema.Number,
+    value: Schema.Finite,
     rank: Schema.Int,
     of: Schema.Int
   })),
   benchmarks_measured: Schema.Int,
   license: Schema.String,
   released: Schema.String,
-  output_tokens_per_s: Schema.NullOr(Schema.Number),
-  ttft_ms: Schema.NullOr(Schema.Number)
+  output_tokens_per_s: Schema.NullOr(Schema.Finite),
+  ttft_ms: Schema.NullOr(Schema.Finite)
 })
 
 /** The `GET /v1/router/models` response. */
@@ -112,7 +115,7 @@ export const ModelCatalog = Schema.Struct({
   task_types: Schema.Array(Schema.String),
   policies: Schema.Array(Schema.String),
   models: Schema.Array(CatalogModel)
-}).annotations({ identifier: "RouterModelCatalog" })
+}).annotate({ identifier: "RouterModelCatalog" })
 
 /** The `GET /v1/router/task-types` response (decisions.md, Router). */
 export const TaskTypeListing = Schema.Struct({
@@ -122,8 +125,8 @@ export const TaskTypeListing = Schema.Struct({
     id: Schema.String,
     family: Schema.String,
     description: Schema.String,
-    benchmark_weights: Schema.Record({ key: Schema.String, value: Schema.Number }),
-    expected_output_tokens: Schema.Number,
-    expected_turns: Schema.Number
+    benchmark_weights: Schema.Record(Schema.String, Schema.Finite),
+    expected_output_tokens: Schema.Finite,
+    expected_turns: Schema.Finite
   }))
-}).annotations({ identifier: "RouterTaskTypes" })
+}).annotate({ identifier: "RouterTaskTypes" })

@@ -4,12 +4,13 @@
  * (1 to 255 bytes of visible ASCII), declared for the document and clients (IdempotencyKey.ts) and read by the
  * handler so its absence answers `idempotency_key_required`.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema, SchemaAST } from "effect"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BodyLimit, LargeBodyLimit } from "./Annotations.js"
 import { Authentication } from "./Auth.js"
 import { CallerRecord } from "./CallerRecord.js"
 import { JsonRequestShape } from "./Boundary.js"
+import { AnyValue, documentedAs } from "./Documented.js"
 import {
   BudgetExhausted,
   DeadlineExceeded,
@@ -31,7 +32,6 @@ import {
   ProviderRateLimited,
   ProviderUnavailable,
   RunNotFound,
-  ScopeDenied,
   UnknownModel,
   VerdictSchemaViolationWire,
   wire
@@ -49,26 +49,27 @@ import {
   RunListPage,
   StoredRun
 } from "./RunsExamples.js"
+import { JsonRouteErrors } from "./RouteErrors.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct, wholeNumberFromString } from "./Strict.js"
 
 /** A conversation turn. */
 export const Message = StrictStruct({
-  role: Schema.Literal("system", "user", "assistant"),
+  role: Schema.Literals(["system", "user", "assistant"]),
   content: Schema.String
 })
 
 /** A question of a decision; its type and criteria are checked by the question-set rules. */
 export const Question = StrictStruct({
-  type: Schema.String.annotations({ description: "noul, choice or score" }),
+  type: Schema.String.annotate({ description: "noul, choice or score" }),
   instructions: Schema.String,
-  criteria: Schema.optional(Schema.Unknown.annotations({
+  criteria: Schema.optionalKey(AnyValue({
     description: "noul: {true, false} descriptions; choice: {option: description | null}, 2 to 20; score: ordered " +
       "level names (array) or {level: description}, 2 to 20, lowest first"
   })),
-  depends_on: Schema.optional(Schema.Array(Schema.String)),
-  ask_if: Schema.optional(CallerRecord(Schema.Array(Schema.String))),
-  alone: Schema.optional(Schema.Boolean)
+  depends_on: Schema.optionalKey(Schema.Array(Schema.String)),
+  ask_if: Schema.optionalKey(CallerRecord(Schema.Array(Schema.String))),
+  alone: Schema.optionalKey(Schema.Boolean)
 })
 
 /**
@@ -80,24 +81,21 @@ export const CapabilityHintPattern = /^[a-z0-9_.:-]{1,64}$/
 
 /** `POST /v1/runs` body. */
 export const RunRequest = StrictStruct({
-  kind: Schema.Literal("decision", "verdict"),
-  model: Schema.optional(Schema.String),
-  instructions: Schema.optional(Schema.String),
-  state: Schema.optional(Schema.Union(Schema.String, CallerRecord(Schema.Unknown))),
-  messages: Schema.optional(Schema.Array(Message)),
-  questions: Schema.optional(CallerRecord(Question)),
+  kind: Schema.Literals(["decision", "verdict"]),
+  model: Schema.optionalKey(Schema.String),
+  instructions: Schema.optionalKey(Schema.String),
+  state: Schema.optionalKey(Schema.Union([Schema.String, CallerRecord(AnyValue())])),
+  messages: Schema.optionalKey(Schema.Array(Message)),
+  questions: Schema.optionalKey(CallerRecord(Question)),
   // Any JSON value passes here: a schema that is not a JSON Schema object is `invalid_verdict_schema` (step 5).
-  schema: Schema.optional(Schema.Unknown.annotations({
-    [SchemaAST.SurrogateAnnotationId]: Schema.Record({ key: Schema.String, value: Schema.Unknown }).ast
-  })),
-  draws: Schema.optional(Schema.Int.pipe(Schema.between(1, 8))),
-  think_tokens: Schema.optional(Schema.Int.pipe(Schema.between(0, 4096))),
-  max_output_tokens: Schema.optional(Schema.Int.pipe(Schema.between(1, 16_384))),
-  deadline_ms: Schema.optional(Schema.Int.pipe(Schema.between(1, 150_000))),
-  capability_hint: Schema.optional(Schema.String.annotations({
+  schema: Schema.optionalKey(AnyValue({ type: "object" })),
+  draws: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 8 }))),
+  think_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4096 }))),
+  max_output_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 16_384 }))),
+  deadline_ms: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 150_000 }))),
+  capability_hint: Schema.optionalKey(Schema.String.check(documentedAs({ pattern: CapabilityHintPattern.source })).annotate({
     description: `a string matching the pattern ${CapabilityHintPattern.source}; checked after the scope and the ` +
-      "Idempotency-Key (400 invalid_body)",
-    jsonSchema: { pattern: CapabilityHintPattern.source }
+      "Idempotency-Key (400 invalid_body)"
   }))
 })
 
@@ -106,31 +104,31 @@ export type RunRequest = typeof RunRequest.Type
 
 /** A run (decisions.md, Runs); optional fields are omitted when they have no value. */
 export const Run = Schema.Struct({
-  run_id: Schema.String.annotations({ description: "run_ + 32 hex" }),
-  kind: Schema.Literal("decision", "verdict"),
-  state: Schema.Literal("pending", "completed", "failed"),
+  run_id: Schema.String.annotate({ description: "run_ + 32 hex" }),
+  kind: Schema.Literals(["decision", "verdict"]),
+  state: Schema.Literals(["pending", "completed", "failed"]),
   input_digest: Schema.String,
-  output_digest: Schema.optional(Schema.String),
+  output_digest: Schema.optionalKey(Schema.String),
   replayed: Schema.Boolean,
-  decision: Schema.optional(Schema.Struct({
+  decision: Schema.optionalKey(Schema.Struct({
     model: Schema.String,
-    answers: CallerRecord(Schema.Unknown),
-    skipped: Schema.optional(CallerRecord(Schema.Unknown))
+    answers: CallerRecord(AnyValue()),
+    skipped: Schema.optionalKey(CallerRecord(AnyValue()))
   })),
-  usage: Schema.optional(Schema.Struct({ input_tokens: Schema.Int, output_tokens: Schema.Int })),
-  cost_micros: Schema.optional(Schema.Int),
+  usage: Schema.optionalKey(Schema.Struct({ input_tokens: Schema.Int, output_tokens: Schema.Int })),
+  cost_micros: Schema.optionalKey(Schema.Int),
   created_at: Timestamp,
-  settled_at: Schema.optional(Timestamp),
-  error: Schema.optional(Schema.Struct({ code: Schema.String, message: Schema.String }))
-}).annotations({ identifier: "Run" })
+  settled_at: Schema.optionalKey(Timestamp),
+  error: Schema.optionalKey(Schema.Struct({ code: Schema.String, message: Schema.String }))
+}).annotate({ identifier: "Run" })
 
 /** A run list row. */
 export const RunRow = Schema.Struct({
   run_id: Schema.String,
-  kind: Schema.Literal("decision", "verdict"),
-  state: Schema.Literal("pending", "completed", "failed"),
+  kind: Schema.Literals(["decision", "verdict"]),
+  state: Schema.Literals(["pending", "completed", "failed"]),
   input_digest: Schema.String,
-  output_digest: Schema.optional(Schema.String),
+  output_digest: Schema.optionalKey(Schema.String),
   replayed: Schema.Literal(true)
 })
 
@@ -138,42 +136,55 @@ export const RunRow = Schema.Struct({
 export const RunListPageSchema = Schema.Struct({
   runs: Schema.Array(RunRow),
   limit: Schema.Int,
-  offset: Schema.Int.annotations({ description: "the offset served (0 on a page asked by cursor)" }),
-  next_cursor: Schema.NullOr(Schema.String).annotations({
+  offset: Schema.Int.annotate({ description: "the offset served (0 on a page asked by cursor)" }),
+  next_cursor: Schema.NullOr(Schema.String).annotate({
     description: "send as cursor for the next page; null on the last page"
   })
-}).annotations({ identifier: "RunListPage" })
+}).annotate({ identifier: "RunListPage" })
 
 const RunIdPath = Schema.Struct({ run_id: Schema.String })
+
+/** The body of `GET /v1/runs/{run_id}/stream`: the run as one server-sent event, then `end`. */
+const RunEvents = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" })).annotate({
+  description: "event `run` with the run as GET /v1/runs/{run_id} returns it, then event `end` with {}"
+})
 
 /** The runs group. */
 export class RunsApi extends HttpApiGroup.make("runs")
   .add(
-    HttpApiEndpoint.post("create", "/v1/runs")
-      .setPayload(RunRequest)
-      .setHeaders(RequiredIdempotencyKey)
-      .addSuccess(Run.annotations({ description: "the run settled (replayed true on a replay)" }))
-      .addSuccess(Run.annotations({ description: "a replay of a run still pending" }), { status: 202 })
-      .addError(wire(IdempotencyKeyRequired))
-      .addError(wire(InvalidIdempotencyKey))
-      .addError(wire(InvalidDecisionQuestions))
-      .addError(wire(InvalidVerdictSchema))
-      .addError(wire(UnknownModel))
-      .addError(wire(InputTooLarge))
-      .addError(wire(OrganizationSpendQuotaExhausted))
-      .addError(wire(KeyQuotaExhausted))
-      .addError(wire(KeyRateLimited))
-      .addError(wire(OrganizationTokenQuotaExhausted))
-      .addError(wire(IdempotencyConflict))
-      .addError(wire(InsufficientCredits))
-      .addError(wire(NoRouteAvailable))
-      .addError(wire(DecisionUnavailable))
-      .addError(wire(ProviderRateLimited))
-      .addError(wire(ProviderUnavailable))
-      .addError(wire(ProviderBadResponse))
-      .addError(wire(BudgetExhausted))
-      .addError(VerdictSchemaViolationWire)
-      .addError(wire(DeadlineExceeded))
+    HttpApiEndpoint.post("create", "/v1/runs", {
+      payload: RunRequest,
+      headers: RequiredIdempotencyKey,
+      success: [
+        Run.annotate({ identifier: undefined, description: "the run settled (replayed true on a replay)" }),
+        Run.annotate({ identifier: undefined, description: "a replay of a run still pending" }).pipe(
+          HttpApiSchema.status(202)
+        )
+      ],
+      error: [
+        ...JsonRouteErrors,
+        wire(IdempotencyKeyRequired),
+        wire(InvalidIdempotencyKey),
+        wire(InvalidDecisionQuestions),
+        wire(InvalidVerdictSchema),
+        wire(UnknownModel),
+        wire(InputTooLarge),
+        wire(OrganizationSpendQuotaExhausted),
+        wire(KeyQuotaExhausted),
+        wire(KeyRateLimited),
+        wire(OrganizationTokenQuotaExhausted),
+        wire(IdempotencyConflict),
+        wire(InsufficientCredits),
+        wire(NoRouteAvailable),
+        wire(DecisionUnavailable),
+        wire(ProviderRateLimited),
+        wire(ProviderUnavailable),
+        wire(ProviderBadResponse),
+        wire(BudgetExhausted),
+        VerdictSchemaViolationWire,
+        wire(DeadlineExceeded)
+      ]
+    })
       .annotate(BodyLimit, LargeBodyLimit)
       .annotate(RequiredScope, "runs_write")
       .annotate(OpenApi.Summary, "Create a run (header Idempotency-Key required); answers once it has settled")
@@ -192,23 +203,24 @@ export class RunsApi extends HttpApiGroup.make("runs")
       )
   )
   .add(
-    HttpApiEndpoint.get("list", "/v1/runs")
-      .setUrlParams(StrictStruct({
-        limit: Schema.optional(wholeNumberFromString("a whole number of any length, clamped to 1-100; default 20")),
-        offset: Schema.optional(
+    HttpApiEndpoint.get("list", "/v1/runs", {
+      query: StrictStruct({
+        limit: Schema.optionalKey(wholeNumberFromString("a whole number of any length, clamped to 1-100; default 20")),
+        offset: Schema.optionalKey(
           wholeNumberFromString(
             "a whole number >= 0 of any length; default 0; one above 9007199254740991 (2^53 - 1) is served and " +
               "echoed as that (an empty page); not with cursor"
-          ).pipe(Schema.nonNegative())
+          ).check(Schema.isGreaterThanOrEqualTo(0))
         ),
-        cursor: Schema.optional(Schema.String.annotations({
+        cursor: Schema.optionalKey(Schema.String.annotate({
           description: "the next_cursor of the previous page (opaque): the page after it, unaffected by runs created " +
             "since; not with offset (400 invalid_body), and a cursor this organization's run list did not issue is " +
             "400 invalid_body"
         }))
-      }))
-      .addSuccess(RunListPageSchema)
-      .addError(wire(InvalidBody))
+      }),
+      success: RunListPageSchema,
+      error: [...JsonRouteErrors, wire(InvalidBody)]
+    })
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "The organization's runs, newest first (limit 1-100, default 20, clamped), by offset or cursor")
       .annotate(
@@ -220,10 +232,11 @@ export class RunsApi extends HttpApiGroup.make("runs")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/runs/:run_id")
-      .setPath(RunIdPath)
-      .addSuccess(Run)
-      .addError(wire(RunNotFound))
+    HttpApiEndpoint.get("get", "/v1/runs/:run_id", {
+      params: RunIdPath,
+      success: Run,
+      error: [...JsonRouteErrors, wire(RunNotFound)]
+    })
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "One run, with its answers, usage and cost")
       .annotate(
@@ -235,14 +248,11 @@ export class RunsApi extends HttpApiGroup.make("runs")
       )
   )
   .add(
-    HttpApiEndpoint.get("stream", "/v1/runs/:run_id/stream")
-      .setPath(RunIdPath)
-      .addSuccess(
-        Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })).annotations({
-          description: "event `run` with the run as GET /v1/runs/{run_id} returns it, then event `end` with {}"
-        })
-      )
-      .addError(wire(RunNotFound))
+    HttpApiEndpoint.get("stream", "/v1/runs/:run_id/stream", {
+      params: RunIdPath,
+      success: RunEvents,
+      error: [...JsonRouteErrors, wire(RunNotFound)]
+    })
       .annotate(RequiredScope, "runs_read")
       .annotate(OpenApi.Summary, "A one-time snapshot of the run as server-sent events")
       .annotate(
@@ -253,7 +263,6 @@ export class RunsApi extends HttpApiGroup.make("runs")
         })
       )
   )
-  .addError(wire(ScopeDenied))
   .middleware(JsonRequestShape)
   .middleware(Authentication)
 {}

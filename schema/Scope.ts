@@ -21,7 +21,7 @@ export const Scopes = [
 export type Scope = (typeof Scopes)[number]
 
 /** The wire schema of a scope name. */
-export const ScopeSchema = Schema.Literal(...Scopes)
+export const ScopeSchema = Schema.Literals(Scopes)
 
 /** True when a string names a scope. */
 export const isScope = (value: string): value is Scope => (Scopes as ReadonlyArray<string>).includes(value)
@@ -43,4 +43,4 @@ export const scopesOfRole = (role: string): ReadonlyArray<Scope> =>
   Object.prototype.hasOwnProperty.call(RoleScopes, role) ? RoleScopes[role]! : []
 
 /** Endpoint annotation: the scope a `/v1` route needs, checked after the body is decoded. */
-export class RequiredScope extends Context.Tag("arbiter/RequiredScope")<RequiredScope, Scope>() {}
+export class RequiredScope extends Context.Service<RequiredScope, Scope>()("arbiter/RequiredScope") {}

@@ -6,11 +6,12 @@
  * service and answer `400 invalid_parameter`, so those travel as plain strings here. Run ids in these responses are
  * hyphenated; optional fields send null.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Authentication } from "./Auth.js"
 import { PlainRequestShape } from "./Boundary.js"
-import { InvalidParameter, RunNotFound, ScopeDenied, wire } from "./Errors.js"
+import { documentedValue } from "./Documented.js"
+import { InvalidParameter, RunNotFound, wire } from "./Errors.js"
 import { OrganizationId, Timestamp } from "./Ids.js"
 import { operationDocs } from "./OperationDocs.js"
 import {
@@ -26,51 +27,52 @@ import {
   UsageByKeyExample,
   UsageLedgerExample
 } from "./UsageExamples.js"
+import { PlainRouteErrors } from "./RouteErrors.js"
 import { RequiredScope } from "./Scope.js"
 import { StrictStruct } from "./Strict.js"
 
-const Count = Schema.Int.pipe(Schema.nonNegative())
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-const TimestampParam = Schema.String.annotations({
+const TimestampParam = Schema.String.annotate({
   description: "YYYY-MM-DDTHH:MM:SSZ; send both bounds or neither (default: the current UTC calendar month)"
 })
 
 const WindowParams = {
-  start_at: Schema.optional(TimestampParam),
-  end_at: Schema.optional(TimestampParam)
+  start_at: Schema.optionalKey(TimestampParam),
+  end_at: Schema.optionalKey(TimestampParam)
 }
 
 /** `limit` of the ledger: a whole number (anything else is the plain-text query rejection). */
-const LimitParam = Schema.String.pipe(
-  Schema.pattern(/^-?\d+$/, { message: () => "expected a whole number" })
-).annotations({ description: "1 to 200, default 50; above 200 clamped to 200; below 1 is invalid_parameter" })
+const LimitParam = Schema.String.check(Schema.isPattern(/^-?\d+$/u, { message: "expected a whole number" })).annotate({ description: "1 to 200, default 50; above 200 clamped to 200; below 1 is invalid_parameter" })
 
 /** `offset` of the ledger: a whole number (anything else is the plain-text query rejection). */
-const OffsetParam = Schema.String.pipe(
-  Schema.pattern(/^-?\d+$/, { message: () => "expected a whole number" })
-).annotations({
+const OffsetParam = Schema.String.check(Schema.isPattern(/^-?\d+$/u, { message: "expected a whole number" })).annotate({
   description: "entries to skip, default 0; above 9007199254740991 clamped to it; below 0, or with cursor, is " +
     "invalid_parameter"
 })
 
-const CursorParam = Schema.String.annotations({
+const CursorParam = Schema.String.annotate({
   description: "the next_cursor of the previous page (opaque): the entries after it, unaffected by entries recorded " +
     "since; not with offset; a cursor this organization's ledger did not issue is invalid_parameter"
 })
 
-const KeyIdParam = Schema.String.annotations({
+const KeyIdParam = Schema.String.annotate({
   description: "only the entries of this API key's runs (key_ + 32 hex; another organization's key matches nothing)"
 })
 
-const GroupByParam = Schema.String.annotations({
+const isString = (input: unknown): input is string => typeof input === "string"
+
+const GroupByParam = documentedValue(isString, "string", {
+  type: "string",
   description: "key or model: adds groups, the rollup per API key (null: console sessions) or per model; " +
     "anything else is invalid_parameter",
-  jsonSchema: { enum: ["key", "model"] }
+  enum: ["key", "model"]
 })
 
-const FormatParam = Schema.String.annotations({
+const FormatParam = documentedValue(isString, "string", {
+  type: "string",
   description: "csv (the default and only format); anything else is invalid_parameter",
-  jsonSchema: { enum: ["csv"] }
+  enum: ["csv"]
 })
 
 /** The half-open window `[start_at, end_at)` a response covers. */
@@ -82,9 +84,9 @@ export const TokenCounts = Schema.Struct({ input_tokens: Count, output_tokens: C
 const RunCounts = Schema.Struct({ total: Count, completed: Count, failed: Count, in_flight: Count })
 
 const Spend = Schema.Struct({
-  reserved_micros: Count.annotations({ description: "holds of the window's runs still in flight" }),
-  settled_micros: Count.annotations({ description: "cost of the window's settled runs" }),
-  unsettled_micros: Count.annotations({ description: "cost of calls already answered for runs not yet settled" })
+  reserved_micros: Count.annotate({ description: "holds of the window's runs still in flight" }),
+  settled_micros: Count.annotate({ description: "cost of the window's settled runs" }),
+  unsettled_micros: Count.annotate({ description: "cost of calls already answered for runs not yet settled" })
 })
 
 /** One API key's part of the rollup (`group_by=key`): its runs' figures; `key_id` null for console sessions. */
@@ -93,7 +95,7 @@ export const UsageKeyGroup = Schema.Struct({
   runs: RunCounts,
   tokens: TokenCounts,
   spend: Spend
-}).annotations({ identifier: "UsageKeyGroup" })
+}).annotate({ identifier: "UsageKeyGroup" })
 
 /**
  * One model's part of the rollup (`group_by=model`): the tokens and cost of its calls; the runs whose last call was
@@ -104,7 +106,7 @@ export const UsageModelGroup = Schema.Struct({
   runs: RunCounts,
   tokens: TokenCounts,
   spend: Spend
-}).annotations({ identifier: "UsageModelGroup" })
+}).annotate({ identifier: "UsageModelGroup" })
 
 /** `GET /v1/usage`: runs created in the window, their tokens and spend (and, with `group_by`, its groups). */
 export const UsageRollup = Schema.Struct({
@@ -113,47 +115,47 @@ export const UsageRollup = Schema.Struct({
   runs: RunCounts,
   tokens: TokenCounts,
   spend: Spend,
-  groups: Schema.optional(
-    Schema.Union(Schema.Array(UsageKeyGroup), Schema.Array(UsageModelGroup)).annotations({
+  groups: Schema.optionalKey(
+    Schema.Union([Schema.Array(UsageKeyGroup), Schema.Array(UsageModelGroup)]).annotate({
       description: "only with group_by: largest settled spend first, then by id (null last); they sum to the totals"
     })
   )
-}).annotations({ identifier: "UsageRollup" })
+}).annotate({ identifier: "UsageRollup" })
 
 /** One model call. */
 export const LedgerEntry = Schema.Struct({
-  run_id: Schema.String.annotations({ description: "run_ + hyphenated uuid" }),
+  run_id: Schema.String.annotate({ description: "run_ + hyphenated uuid" }),
   retry_ordinal: Count,
   provider: Schema.String,
   model_id: Schema.String,
   provider_request_id: Schema.NullOr(Schema.String),
-  status: Schema.Literal("succeeded", "failed"),
+  status: Schema.Literals(["succeeded", "failed"]),
   tokens: TokenCounts,
   cost_micros: Count,
   created_at: Timestamp,
-  key_id: Schema.NullOr(Schema.String).annotations({
+  key_id: Schema.NullOr(Schema.String).annotate({
     description: "the API key whose run made the call; null for a console session's run"
   })
-}).annotations({ identifier: "LedgerEntry" })
+}).annotate({ identifier: "LedgerEntry" })
 
 /** `GET /v1/usage/ledger`: the window's model calls, newest first. */
 export const UsageLedger = Schema.Struct({
   organization_id: OrganizationId,
   window: UsageWindow,
-  limit: Schema.Int.pipe(Schema.between(1, 200)),
+  limit: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
   entries: Schema.Array(LedgerEntry),
-  next_cursor: Schema.NullOr(Schema.String).annotations({
+  next_cursor: Schema.NullOr(Schema.String).annotate({
     description: "send as cursor for the next page; null on the last page"
   })
-}).annotations({ identifier: "UsageLedger" })
+}).annotate({ identifier: "UsageLedger" })
 
 /** One UTC day of the daily series. */
 export const UsageDay = Schema.Struct({
-  date: Schema.String.annotations({ description: "YYYY-MM-DD (UTC)" }),
+  date: Schema.String.annotate({ description: "YYYY-MM-DD (UTC)" }),
   runs: Count,
   input_tokens: Count,
   output_tokens: Count,
-  spend_micros: Count.annotations({ description: "cost of the runs created that day" })
+  spend_micros: Count.annotate({ description: "cost of the runs created that day" })
 })
 
 /** `GET /v1/usage/daily`: every UTC day of the window, oldest first, zero-filled. */
@@ -161,21 +163,21 @@ export const UsageDaily = Schema.Struct({
   organization_id: OrganizationId,
   window: UsageWindow,
   days: Schema.Array(UsageDay)
-}).annotations({ identifier: "UsageDaily" })
+}).annotate({ identifier: "UsageDaily" })
 
 /** `GET /v1/usage/runs/{run_id}`: one run's usage and its model calls, oldest first. */
 export const RunUsage = Schema.Struct({
-  run_id: Schema.String.annotations({ description: "run_ + hyphenated uuid" }),
+  run_id: Schema.String.annotate({ description: "run_ + hyphenated uuid" }),
   organization_id: OrganizationId,
-  kind: Schema.Literal("decision", "verdict"),
-  state: Schema.Literal("pending", "completed", "failed"),
+  kind: Schema.Literals(["decision", "verdict"]),
+  state: Schema.Literals(["pending", "completed", "failed"]),
   created_at: Timestamp,
   settled_at: Schema.NullOr(Timestamp),
   tokens: TokenCounts,
   cost_micros: Count,
-  reserved_micros: Count.annotations({ description: "the spend hold the run still has (0 once released)" }),
+  reserved_micros: Count.annotate({ description: "the spend hold the run still has (0 once released)" }),
   calls: Schema.Array(LedgerEntry)
-}).annotations({ identifier: "RunUsage" })
+}).annotate({ identifier: "RunUsage" })
 
 /** `GET /v1/quota`: the current UTC month's limits, consumption and what remains (null where no limit is set). */
 export const Quota = Schema.Struct({
@@ -186,18 +188,26 @@ export const Quota = Schema.Struct({
   spend_settled_micros: Count,
   spend_reserved_micros: Count,
   spend_remaining_micros: Schema.NullOr(Count),
-  tokens_settled: Count.annotations({ description: "input plus output tokens" }),
+  tokens_settled: Count.annotate({ description: "input plus output tokens" }),
   tokens_reserved: Count,
   tokens_remaining: Schema.NullOr(Count)
-}).annotations({ identifier: "Quota" })
+}).annotate({ identifier: "Quota" })
+
+/** `GET /v1/usage/export`: the ledger as CSV. */
+const LedgerCsv = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv; charset=utf-8" })).annotate({
+  description: "RFC 4180: a header row, then one record per ledger entry, newest first, CRLF line ends; the entry's " +
+    "fields with tokens spread into input_tokens, output_tokens and total_tokens; null is an empty field. Streamed " +
+    "(chunked) in pages, whatever the window's size."
+})
 
 /** The usage group. */
 export class UsageApi extends HttpApiGroup.make("usage")
   .add(
-    HttpApiEndpoint.get("rollup", "/v1/usage")
-      .setUrlParams(StrictStruct({ ...WindowParams, group_by: Schema.optional(GroupByParam) }))
-      .addSuccess(UsageRollup)
-      .addError(wire(InvalidParameter))
+    HttpApiEndpoint.get("rollup", "/v1/usage", {
+      query: StrictStruct({ ...WindowParams, group_by: Schema.optionalKey(GroupByParam) }),
+      success: UsageRollup,
+      error: [...PlainRouteErrors, wire(InvalidParameter)]
+    })
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "Runs, tokens and spend of the runs created in the window")
       .annotate(
@@ -209,16 +219,17 @@ export class UsageApi extends HttpApiGroup.make("usage")
       )
   )
   .add(
-    HttpApiEndpoint.get("ledger", "/v1/usage/ledger")
-      .setUrlParams(StrictStruct({
+    HttpApiEndpoint.get("ledger", "/v1/usage/ledger", {
+      query: StrictStruct({
         ...WindowParams,
-        limit: Schema.optional(LimitParam),
-        key_id: Schema.optional(KeyIdParam),
-        offset: Schema.optional(OffsetParam),
-        cursor: Schema.optional(CursorParam)
-      }))
-      .addSuccess(UsageLedger)
-      .addError(wire(InvalidParameter))
+        limit: Schema.optionalKey(LimitParam),
+        key_id: Schema.optionalKey(KeyIdParam),
+        offset: Schema.optionalKey(OffsetParam),
+        cursor: Schema.optionalKey(CursorParam)
+      }),
+      success: UsageLedger,
+      error: [...PlainRouteErrors, wire(InvalidParameter)]
+    })
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "One entry per model call recorded in the window, newest first, by offset or cursor")
       .annotate(
@@ -230,17 +241,15 @@ export class UsageApi extends HttpApiGroup.make("usage")
       )
   )
   .add(
-    HttpApiEndpoint.get("export", "/v1/usage/export")
-      .setUrlParams(StrictStruct({ ...WindowParams, format: Schema.optional(FormatParam), key_id: Schema.optional(KeyIdParam) }))
-      .addSuccess(
-        Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/csv; charset=utf-8" }))
-          .annotations({
-            description: "RFC 4180: a header row, then one record per ledger entry, newest first, CRLF line ends; " +
-              "the entry's fields with tokens spread into input_tokens, output_tokens and total_tokens; null is an " +
-              "empty field. Streamed (chunked) in pages, whatever the window's size."
-          })
-      )
-      .addError(wire(InvalidParameter))
+    HttpApiEndpoint.get("export", "/v1/usage/export", {
+      query: StrictStruct({
+        ...WindowParams,
+        format: Schema.optionalKey(FormatParam),
+        key_id: Schema.optionalKey(KeyIdParam)
+      }),
+      success: LedgerCsv,
+      error: [...PlainRouteErrors, wire(InvalidParameter)]
+    })
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "The window's ledger as CSV, streamed")
       .annotate(
@@ -252,10 +261,11 @@ export class UsageApi extends HttpApiGroup.make("usage")
       )
   )
   .add(
-    HttpApiEndpoint.get("daily", "/v1/usage/daily")
-      .setUrlParams(StrictStruct(WindowParams))
-      .addSuccess(UsageDaily)
-      .addError(wire(InvalidParameter))
+    HttpApiEndpoint.get("daily", "/v1/usage/daily", {
+      query: StrictStruct(WindowParams),
+      success: UsageDaily,
+      error: [...PlainRouteErrors, wire(InvalidParameter)]
+    })
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "One row per UTC day a window of at most 92 days touches, oldest first, zero-filled")
       .annotate(
@@ -267,10 +277,11 @@ export class UsageApi extends HttpApiGroup.make("usage")
       )
   )
   .add(
-    HttpApiEndpoint.get("run", "/v1/usage/runs/:run_id")
-      .setPath(Schema.Struct({ run_id: Schema.String }))
-      .addSuccess(RunUsage)
-      .addError(wire(RunNotFound))
+    HttpApiEndpoint.get("run", "/v1/usage/runs/:run_id", {
+      params: Schema.Struct({ run_id: Schema.String }),
+      success: RunUsage,
+      error: [...PlainRouteErrors, wire(RunNotFound)]
+    })
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "Usage of one run (either id spelling) with its model calls")
       .annotate(
@@ -282,8 +293,7 @@ export class UsageApi extends HttpApiGroup.make("usage")
       )
   )
   .add(
-    HttpApiEndpoint.get("quota", "/v1/quota")
-      .addSuccess(Quota)
+    HttpApiEndpoint.get("quota", "/v1/quota", { success: Quota, error: PlainRouteErrors })
       .annotate(RequiredScope, "usage_read")
       .annotate(OpenApi.Summary, "Limits, consumption and remaining amounts of the current UTC month")
       .annotate(
@@ -293,7 +303,6 @@ export class UsageApi extends HttpApiGroup.make("usage")
         })
       )
   )
-  .addError(wire(ScopeDenied))
   .middleware(PlainRequestShape)
   .middleware(Authentication)
 {}

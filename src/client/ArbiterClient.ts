@@ -5,12 +5,13 @@
  * `client.router.select`, ...); every request carries the key as a bearer credential. A refusal fails with the
  * contract's class of its code (`IdempotencyConflict`, tag `"idempotency_conflict"`, carrying the response's
  * `request_id`) and a plain-text rejection with its rejection class, so `Effect.catchTag` branches on codes;
- * a transport failure is an `HttpClientError`, an answer no schema describes (an unknown path's empty 404) a
- * `ResponseError` or `ParseError`. Any `HttpClient` works: `FetchHttpClient.layer` on Node 18+ or a browser,
- * `NodeHttpClient.layerUndici` on Node.
+ * a transport failure, or an answer no schema describes (an unknown path's empty 404), is an `HttpClientError`, an
+ * answer that does not decode a `SchemaError`. Any `HttpClient` works: `FetchHttpClient.layer` on Node 18+ or a
+ * browser, `NodeHttpClient.layerUndici` on Node.
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Config, type ConfigError, Context, Effect, Layer, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Redacted } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 
 export { Api } from "../../schema/Api.js"
@@ -39,16 +40,16 @@ export const makeArbiterClient = (options: ArbiterClientOptions) => {
 }
 
 /** The client's shape: `client.runs.create({ headers, payload })`, `client.keys.list()`, ... */
-export type ArbiterClientShape = Effect.Effect.Success<ReturnType<typeof makeArbiterClient>>
+export type ArbiterClientShape = Effect.Success<ReturnType<typeof makeArbiterClient>>
 
 /** Options from `ARBITER_BASE_URL` (default `http://127.0.0.1:8080`, the service's own) and `ARBITER_API_KEY`. */
 export const ArbiterClientConfig: Config.Config<ArbiterClientOptions> = Config.all({
-  baseUrl: Config.string("ARBITER_BASE_URL").pipe(Config.withDefault("http://127.0.0.1:8080")),
-  apiKey: Config.redacted("ARBITER_API_KEY")
+  baseUrl: Config.String("ARBITER_BASE_URL").pipe(Config.withDefault("http://127.0.0.1:8080")),
+  apiKey: Config.Redacted("ARBITER_API_KEY")
 })
 
 /** The client as a service. */
-export class ArbiterClient extends Context.Tag("arbiter/ArbiterClient")<ArbiterClient, ArbiterClientShape>() {
+export class ArbiterClient extends Context.Service<ArbiterClient, ArbiterClientShape>()("arbiter/ArbiterClient") {
   /** A client built from options. */
   static readonly make = makeArbiterClient
 
@@ -57,6 +58,6 @@ export class ArbiterClient extends Context.Tag("arbiter/ArbiterClient")<ArbiterC
     Layer.effect(ArbiterClient, makeArbiterClient(options))
 
   /** The client for {@link ArbiterClientConfig}. */
-  static readonly layerConfig: Layer.Layer<ArbiterClient, ConfigError.ConfigError, HttpClient.HttpClient> =
+  static readonly layerConfig: Layer.Layer<ArbiterClient, Config.ConfigError, HttpClient.HttpClient> =
     Layer.effect(ArbiterClient, Effect.flatMap(ArbiterClientConfig, makeArbiterClient))
 }

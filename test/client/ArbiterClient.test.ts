@@ -6,9 +6,9 @@
  * (`npm run client:example`: a child process importing `arbiter/client`), creates a key, runs a decision and selects
  * a model, which the server's own records then show; and the package export resolves to the built client.
  */
-import { FetchHttpClient, Headers, HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Either, Schedule } from "effect"
+import { Effect, Result, Schedule } from "effect"
+import { FetchHttpClient, Headers, HttpClient, HttpClientRequest } from "effect/http"
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -26,7 +26,7 @@ const clientFor = (apiKey: string, alter?: (request: HttpClientRequest.HttpClien
   Effect.gen(function*() {
     const address = yield* ServerAddress
     // The raw client: the test layer's HttpClient already prepends the server's address, which the client does itself.
-    const http = yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer)
+    const http = yield* Effect.provide(Effect.service(HttpClient.HttpClient), FetchHttpClient.layer)
     return yield* ArbiterClient.make({ baseUrl: address.url, apiKey }).pipe(
       // The alteration runs last, after the client's own (base address, bearer credential), as a proxy would.
       Effect.provideService(
@@ -47,10 +47,10 @@ const withoutHeader = (name: string) => (request: HttpClientRequest.HttpClientRe
 
 /** What a call failed with: the decoded error's tag and request id. */
 const refusal = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(Effect.either(effect), (result) =>
-    Either.isRight(result)
+  Effect.map(Effect.result(effect), (result) =>
+    Result.isSuccess(result)
       ? { tag: "succeeded", requestId: undefined }
-      : { tag: result.left._tag, requestId: (result.left as { readonly request_id?: string }).request_id })
+      : { tag: result.failure._tag, requestId: (result.failure as { readonly request_id?: string }).request_id })
 
 const decision = {
   kind: "decision" as const,
@@ -65,7 +65,7 @@ const run = (client: ArbiterClientShape, key: string, payload: typeof decision |
 
 /** Runs a command in the project folder; resolves with its output. */
 const exec = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<{ readonly stdout: string; readonly stderr: string }, Error>((resume) => {
+  Effect.callback<{ readonly stdout: string; readonly stderr: string }, Error>((resume) => {
     execFile(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) =>
       resume(error === null ? Effect.succeed({ stdout, stderr }) : Effect.fail(new Error(`${error.message}\n${stderr}`))))
   })
@@ -86,16 +86,16 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
         const anonymous = yield* clientFor(secret, withoutHeader("authorization"))
         const stranger = yield* clientFor(`otsk_${"0".repeat(64)}`)
         const billed = yield* clientFor((yield* seedOrganization({ billing: true })).secret)
-        const badBody = yield* clientFor(secret, HttpClientRequest.bodyUnsafeJson({ kind: "opinion" }))
+        const badBody = yield* clientFor(secret, HttpClientRequest.bodyJsonUnsafe({ kind: "opinion" }))
         const extraQuery = yield* clientFor(secret, HttpClientRequest.appendUrlParam("colour", "blue"))
-        const extraField = yield* clientFor(secret, HttpClientRequest.bodyUnsafeJson({ name: "x", scopes: [], colour: 1 }))
+        const extraField = yield* clientFor(secret, HttpClientRequest.bodyJsonUnsafe({ name: "x", scopes: [], colour: 1 }))
         const brokenJson = yield* clientFor(secret, HttpClientRequest.bodyText("{", "application/json"))
         const textBody = yield* clientFor(secret, HttpClientRequest.bodyText("{}", "text/plain"))
         const hugeBody = yield* clientFor(secret, HttpClientRequest.bodyText(" ".repeat(1024 * 1024 + 1), "application/json"))
 
         yield* run(owner, "conflicting")
         const revoked = yield* owner.keys.create({ payload: { name: "gone", scopes: ["runs_read"] } })
-        yield* owner.keys.revoke({ path: { key_id: revoked.id } })
+        yield* owner.keys.revoke({ params: { key_id: revoked.id } })
 
         const cases: ReadonlyArray<readonly [string, Effect.Effect<{ tag: string; requestId: string | undefined }>]> = [
           ["invalid_body", refusal(run(badBody, "body"))],
@@ -108,10 +108,10 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
           ["insufficient_credits", refusal(run(billed, "credit"))],
           ["scope_denied", refusal(run(reader, "scope"))],
           ["scope_exceeds_creator", refusal(keyWriter.keys.create({ payload: { name: "more", scopes: ["runs_write"] } }))],
-          ["run_not_found", refusal(owner.runs.get({ path: { run_id: `run_${"0".repeat(32)}` } }))],
-          ["key_not_found", refusal(reader.keys.get({ path: { key_id: `key_${"0".repeat(32)}` } }))],
+          ["run_not_found", refusal(owner.runs.get({ params: { run_id: `run_${"0".repeat(32)}` } }))],
+          ["key_not_found", refusal(reader.keys.get({ params: { key_id: `key_${"0".repeat(32)}` } }))],
           ["idempotency_conflict", refusal(run(owner, "conflicting", { ...decision, state: { ticket: "other" } }))],
-          ["key_revoked", refusal(owner.keys.rotate({ path: { key_id: revoked.id } }))],
+          ["key_revoked", refusal(owner.keys.rotate({ params: { key_id: revoked.id } }))],
           ["empty_scopes", refusal(owner.keys.create({ payload: { name: "none", scopes: [] } }))],
           ["invalid_policy", refusal(owner.router.select({ headers: {}, payload: { ...task, policy: "cheapest" } }))],
           [
@@ -126,7 +126,7 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
             "no_eligible_model",
             refusal(owner.router.select({ headers: {}, payload: { ...task, models: { providers: ["nobody"] } } }))
           ],
-          ["invalid_parameter", refusal(owner.usage.rollup({ urlParams: { start_at: "2026-11-01T00:00:00Z" } }))],
+          ["invalid_parameter", refusal(owner.usage.rollup({ query: { start_at: "2026-11-01T00:00:00Z" } }))],
           ["invalid_amount", refusal(owner.billing.checkout({ payload: { amount_micros: 1 } }))],
           [
             "payment_method_required",
@@ -177,7 +177,7 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "180 seconds" })("
         // `last_used_at` is written by a background flush (every second, src/auth/LastUsed.ts): read until it lands.
         const storedKey = yield* Effect.map(call("GET", `/v1/keys/${key.id}`, { secret }), (response) => response.json()).pipe(
           Effect.filterOrFail((found) => found.last_used_at !== null, () => "last_used_at not written yet"),
-          Effect.retry(Schedule.intersect(Schedule.spaced("200 millis"), Schedule.recurs(25))),
+          Effect.retry(Schedule.max([Schedule.spaced("200 millis"), Schedule.recurs(25)])),
           Effect.orDie
         )
         assert.deepStrictEqual([storedKey.name, storedKey.state], ["support-triage", "active"])
