@@ -139,7 +139,7 @@ const pendingRunOf = (request: AdmissionRequest, now: number, holder: string): P
 /**
  * Admission outside the runtime: from this process's slice when it covers the run, else the exact way; `done` is
  * called once with the outcome. The ways that are Effects run in fibers `fork` makes (the caller's request id and
- * loggers); by default, fibers of the ledger's own runtime.
+ * loggers); by default, fibers with the ledger's own services.
  */
 export const admitNowWith = (parts: LedgerParts) => {
   const exact = exactWith(parts)

@@ -5,20 +5,10 @@
  * connection for the few multi-statement operations (the exact admission path, lease changes).
  */
 import { Effect, type Exit } from "effect"
-import {
-  ConnectionError,
-  ConstraintError,
-  DeadlockError,
-  LockTimeoutError,
-  SerializationError,
-  SqlError,
-  SqlSyntaxError,
-  StatementTimeoutError,
-  UniqueViolation,
-  UnknownError
-} from "effect/sql/SqlError"
+import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { namedStatementsAllowed } from "../db/PgPool.js"
+import { toSqlError } from "../db/SqlErrors.js"
 
 /** A named statement: its text is sent once per connection, then only its name and values. */
 export interface Statement {
@@ -26,33 +16,8 @@ export interface Statement {
   readonly text: string
 }
 
-/**
- * The `SqlError` of a failure of `pg` (its error, with its SQLSTATE `code`, as the reason's cause): the reason chosen
- * by the SQLSTATE as @effect/sql-pg chooses it, so a ledger failure reads as the SQL client's would.
- */
-export const sqlErrorOf = (cause: unknown, message: string): SqlError => {
-  const { code, constraint } = (cause ?? {}) as { readonly code?: unknown; readonly constraint?: unknown }
-  const state = typeof code === "string" ? code : ""
-  const props = { cause, message }
-  const reason = state.startsWith("08")
-    ? new ConnectionError(props)
-    : state.startsWith("42")
-    ? new SqlSyntaxError(props)
-    : state === "23505"
-    ? new UniqueViolation({ ...props, constraint: typeof constraint === "string" ? constraint : "unknown" })
-    : state.startsWith("23")
-    ? new ConstraintError(props)
-    : state === "40P01"
-    ? new DeadlockError(props)
-    : state === "40001"
-    ? new SerializationError(props)
-    : state === "55P03"
-    ? new LockTimeoutError(props)
-    : state === "57014"
-    ? new StatementTimeoutError(props)
-    : new UnknownError(props)
-  return new SqlError({ reason })
-}
+/** The `SqlError` of a failure of `pg`, as the SQL client's (db/SqlErrors.ts): its reason chosen by the SQLSTATE. */
+export const sqlErrorOf: (cause: unknown, message: string) => SqlError = toSqlError
 
 /** The rows of a statement run on a pool (or a connection in a transaction). */
 export const query = <Row>(
