@@ -8,7 +8,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Result, Schedule } from "effect"
-import { FetchHttpClient, Headers, HttpClient, HttpClientRequest } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -36,14 +36,9 @@ const clientFor = (apiKey: string, alter?: (request: HttpClientRequest.HttpClien
     )
   })
 
-/** The request without one header (the platform has no `removeHeader`): rebuilt from its parts. */
+/** The request without one header. */
 const withoutHeader = (name: string) => (request: HttpClientRequest.HttpClientRequest) =>
-  HttpClientRequest.get(request.url).pipe(
-    HttpClientRequest.setMethod(request.method),
-    HttpClientRequest.setUrlParams(request.urlParams),
-    HttpClientRequest.setHeaders(Headers.remove(request.headers, name)),
-    HttpClientRequest.setBody(request.body)
-  )
+  HttpClientRequest.removeHeader(request, name)
 
 /** What a call failed with: the decoded error's tag and request id. */
 const refusal = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>

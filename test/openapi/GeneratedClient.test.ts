@@ -22,7 +22,7 @@ const generatedPath = fileURLToPath(new URL("./generated/arbiter-openapi.d.ts", 
 const programPath = fileURLToPath(new URL("./fixtures/OpenApiFetchProgram.ts", import.meta.url))
 
 /** What `openapi-typescript schema/openapi.json` prints. */
-const generate = Effect.async<string, Error>((resume) => {
+const generate = Effect.callback<string, Error>((resume) => {
   execFile(
     process.execPath,
     ["node_modules/openapi-typescript/bin/cli.js", "schema/openapi.json"],

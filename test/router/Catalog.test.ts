@@ -70,7 +70,7 @@ describe("loadCatalog", () => {
     assert.strictEqual(mini.reasoningFactor, 1)
   })
 
-  it.scoped("names the file, the model and the field of a wrong type", () =>
+  it.effect("names the file, the model and the field of a wrong type", () =>
     Effect.gen(function*() {
       const { error, path } = yield* corruptedFailure((catalog) => {
         catalog.models[0].price_input_per_mtok = "x"
@@ -82,7 +82,7 @@ describe("loadCatalog", () => {
       )
     }))
 
-  it.scoped("names a nested field and reports several problems", () =>
+  it.effect("names a nested field and reports several problems", () =>
     Effect.gen(function*() {
       const { error, path } = yield* corruptedFailure((catalog) => {
         catalog.models[1].benchmarks_normalized.aa_hle = 1.5
@@ -100,7 +100,7 @@ describe("loadCatalog", () => {
       )
     }))
 
-  it.scoped("rejects negative prices and a context below 1", () =>
+  it.effect("rejects negative prices and a context below 1", () =>
     Effect.gen(function*() {
       const { error, path } = yield* corruptedFailure((catalog) => {
         catalog.models[0].price_output_per_mtok = -1
@@ -114,7 +114,7 @@ describe("loadCatalog", () => {
       )
     }))
 
-  it.scoped("rejects duplicate model ids and unknown benchmark ids", () =>
+  it.effect("rejects duplicate model ids and unknown benchmark ids", () =>
     Effect.gen(function*() {
       const { error, path } = yield* corruptedFailure((catalog) => {
         catalog.models[1].id = catalog.models[0].id
@@ -128,7 +128,7 @@ describe("loadCatalog", () => {
       )
     }))
 
-  it.scoped("names a top-level field", () =>
+  it.effect("names a top-level field", () =>
     Effect.gen(function*() {
       const { error, path } = yield* corruptedFailure((catalog) => {
         catalog.as_of = 20260822
@@ -136,7 +136,7 @@ describe("loadCatalog", () => {
       assert.strictEqual(error.message, `${path}: field "as_of": Expected string, actual 20260822`)
     }))
 
-  it.scoped("fails on a file that is not JSON", () =>
+  it.effect("fails on a file that is not JSON", () =>
     Effect.gen(function*() {
       const path = yield* writeTemp("broken.json", "{ \"models\": [")
       const error = yield* Effect.flip(loadCatalog(path))

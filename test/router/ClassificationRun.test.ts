@@ -4,7 +4,8 @@
  * token reservation and deadline), the reading of stored answers, and the head-and-tail excerpt of a long task.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { Result } from "effect"
+import fc from "fast-check"
 import { classificationSpec, compileClassification, readClassification } from "../../src/router/ClassificationRun.js"
 import { HEAD_CHARS, promptExcerpt, TAIL_CHARS } from "../../src/router/classification/PromptExcerpt.js"
 import { defaultDeadlineMs } from "../../src/runs/RunLimits.js"
@@ -12,7 +13,7 @@ import { realTaxonomy } from "./fixtures/RouterFixtures.js"
 
 const LoneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
-const plans = Either.getOrThrow(compileClassification(realTaxonomy))
+const plans = Result.getOrThrow(compileClassification(realTaxonomy))
 
 describe("compileClassification", () => {
   it("classified: family, difficulty and facets first; each family's task type after, only when P(family) >= 5%", () => {
@@ -46,7 +47,7 @@ describe("compileClassification", () => {
 describe("classificationSpec", () => {
   it("a decision run over the excerpt, with the request's digest, one output token per question and the default deadline", () => {
     const text = "x".repeat(50_000)
-    const classified = Either.getOrThrow(classificationSpec(plans, { text, fixed: {}, digest: "d".repeat(64) }))
+    const classified = Result.getOrThrow(classificationSpec(plans, { text, fixed: {}, digest: "d".repeat(64) }))
     assert.strictEqual(classified.kind, "decision")
     assert.strictEqual(classified.inputDigest, "d".repeat(64))
     assert.strictEqual(classified.prompt, promptExcerpt(text))
@@ -55,7 +56,7 @@ describe("classificationSpec", () => {
     assert.strictEqual(classified.holdTokens, expectedInput + 16)
     assert.strictEqual(classified.deadlineMs, defaultDeadlineMs("decision", expectedInput))
     assert.deepStrictEqual([classified.draws, classified.thinkTokens, classified.maxOutputTokens], [1, 0, undefined])
-    const fixed = Either.getOrThrow(classificationSpec(plans, { text, fixed: { domain: "math" }, digest: "e".repeat(64) }))
+    const fixed = Result.getOrThrow(classificationSpec(plans, { text, fixed: { domain: "math" }, digest: "e".repeat(64) }))
     assert.strictEqual(fixed.plan, plans.fixed.plan)
     assert.strictEqual(fixed.holdTokens, fixed.inputTokens + 6)
   })

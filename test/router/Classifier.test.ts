@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import fc from "fast-check"
 import {
   type ClassificationAnswers,
   classificationQuestions,
@@ -165,44 +165,43 @@ const levels = fc.tuple(...[0, 1, 2, 3, 4].map(() => fc.integer({ min: 0, max: 1
   .map((values) => values.map((value) => value / sum(values)))
 
 describe("interpretClassification laws (shipped taxonomy)", () => {
-  it.prop("domain probabilities cover every family and sum to 1; the distribution too, top five first", [
-    familyAnswers,
-    conditionalAnswers,
-    levels
-  ], ([families, conditional, probabilities]) => {
-    const answers: ClassificationAnswers = {
-      familyProbabilities: families,
-      taskTypeProbabilities: conditional,
-      difficulty: { score: 0.5, probabilities },
-      facets: {}
-    }
-    const { classification, taskDistribution } = interpretClassification(answers, realTaxonomy)
-    assert.deepStrictEqual(Object.keys(classification.domain.probabilities), [...realTaxonomy.families])
-    assert.closeTo(sum(Object.values(classification.domain.probabilities)), 1, 1e-9)
-    assert.closeTo(sum(taskDistribution.map((item) => item.probability)), 1, 1e-9)
-    assert.closeTo(sum(Object.values(classification.difficulty.probabilities)), 1, 1e-9)
-    const top = classification.task_type.top
-    assert.isAtMost(top.length, 5)
-    assert.deepStrictEqual(top.map((item) => item.label), taskDistribution.slice(0, 5).map((item) => item.taskType))
-    top.slice(1).forEach((item, index) => assert.isAtMost(item.probability, top[index]!.probability))
-    for (const { taskType } of taskDistribution) {
-      const family = realTaxonomy.taskTypesById.get(taskType)!.family
-      assert.isAtLeast(classification.domain.probabilities[family]!, 0.05 - 1e-12)
-    }
-  })
+  it("domain probabilities cover every family and sum to 1; the distribution too, top five first", () =>
+    fc.assert(fc.property(familyAnswers, conditionalAnswers, levels, (families, conditional, probabilities) => {
+      const answers: ClassificationAnswers = {
+        familyProbabilities: families,
+        taskTypeProbabilities: conditional,
+        difficulty: { score: 0.5, probabilities },
+        facets: {}
+      }
+      const { classification, taskDistribution } = interpretClassification(answers, realTaxonomy)
+      assert.deepStrictEqual(Object.keys(classification.domain.probabilities), [...realTaxonomy.families])
+      assert.closeTo(sum(Object.values(classification.domain.probabilities)), 1, 1e-9)
+      assert.closeTo(sum(taskDistribution.map((item) => item.probability)), 1, 1e-9)
+      assert.closeTo(sum(Object.values(classification.difficulty.probabilities)), 1, 1e-9)
+      const top = classification.task_type.top
+      assert.isAtMost(top.length, 5)
+      assert.deepStrictEqual(top.map((item) => item.label), taskDistribution.slice(0, 5).map((item) => item.taskType))
+      top.slice(1).forEach((item, index) => assert.isAtMost(item.probability, top[index]!.probability))
+      for (const { taskType } of taskDistribution) {
+        const family = realTaxonomy.taskTypesById.get(taskType)!.family
+        assert.isAtLeast(classification.domain.probabilities[family]!, 0.05 - 1e-12)
+      }
+    })))
 
-  it.prop("fixed labels have probability 1.0", [
-    fc.constantFrom(...realTaxonomy.taskTypes.map((type) => type.id)),
-    fc.constantFrom(...realTaxonomy.families),
-    fc.boolean()
-  ], ([taskType, domain, byType]) => {
-    const source = byType ? { fixedTaskType: taskType } : { fixedDomain: domain }
-    const { classification, taskDistribution } = interpretClassification({ ...rest, ...source }, realTaxonomy)
-    const expected = byType ? taskType : realTaxonomy.familyDefaults.get(domain)!.id
-    assert.isTrue(classification.task_type.fixed)
-    assert.deepStrictEqual(classification.task_type.top, [{ label: expected, probability: 1 }])
-    assert.deepStrictEqual(taskDistribution, [{ taskType: expected, probability: 1 }])
-    assert.strictEqual(classification.domain.probabilities[classification.domain.label], 1)
-    assert.strictEqual(sum(Object.values(classification.domain.probabilities)), 1)
-  })
+  it("fixed labels have probability 1.0", () =>
+    fc.assert(fc.property(
+      fc.constantFrom(...realTaxonomy.taskTypes.map((type) => type.id)),
+      fc.constantFrom(...realTaxonomy.families),
+      fc.boolean(),
+      (taskType, domain, byType) => {
+        const source = byType ? { fixedTaskType: taskType } : { fixedDomain: domain }
+        const { classification, taskDistribution } = interpretClassification({ ...rest, ...source }, realTaxonomy)
+        const expected = byType ? taskType : realTaxonomy.familyDefaults.get(domain)!.id
+        assert.isTrue(classification.task_type.fixed)
+        assert.deepStrictEqual(classification.task_type.top, [{ label: expected, probability: 1 }])
+        assert.deepStrictEqual(taskDistribution, [{ taskType: expected, probability: 1 }])
+        assert.strictEqual(classification.domain.probabilities[classification.domain.label], 1)
+        assert.strictEqual(sum(Object.values(classification.domain.probabilities)), 1)
+      }
+    )))
 })

@@ -5,7 +5,7 @@
  * a new run each time, the admission refusals (402, 429) storing nothing, and a selection whose storing was lost
  * rebuilt from its settled run without a second charge. The money invariants hold after each.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient } from "effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { estimateLatencyMs } from "../../src/router/Estimates.js"

@@ -4,7 +4,8 @@
  * default are the same body; any other change is another body). Also the filters' pre-check of `Eligibility.ts`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { Result } from "effect"
+import fc from "fast-check"
 import type { SelectRequest } from "../../schema/RouterApi.js"
 import { checkEligibility, lowestOutputTokens } from "../../src/router/Eligibility.js"
 import { checkSelectRequest, type SelectionRequest } from "../../src/router/SelectRequest.js"
@@ -14,10 +15,10 @@ const data = { catalog: realCatalog, taxonomy: realTaxonomy }
 
 const check = (request: SelectRequest) => checkSelectRequest(request, data)
 
-const checked = (request: SelectRequest): SelectionRequest => Either.getOrThrow(check(request))
+const checked = (request: SelectRequest): SelectionRequest => Result.getOrThrow(check(request))
 
 const codeOf = (request: SelectRequest): string =>
-  Either.match(check(request), { onLeft: (error) => error._tag, onRight: () => "ok" })
+  Result.match(check(request), { onFailure: (error) => error._tag, onSuccess: () => "ok" })
 
 describe("checkSelectRequest", () => {
   it("reports the first problem in order: prompt, policy, task_type, domain, weights, model ids", () => {
@@ -31,9 +32,9 @@ describe("checkSelectRequest", () => {
     assert.strictEqual(codeOf(everything), "invalid_body")
     assert.strictEqual(codeOf({ ...everything, prompt: "p" }), "invalid_policy")
     assert.strictEqual(codeOf({ ...everything, prompt: "p", policy: "domain_skills" }), "invalid_body")
-    assert.include(Either.flip(check({ ...everything, prompt: "p", policy: "domain_skills" })).pipe(Either.getOrThrow).message, "task_type")
+    assert.include(Result.flip(check({ ...everything, prompt: "p", policy: "domain_skills" })).pipe(Result.getOrThrow).message, "task_type")
     const domainFirst = check({ ...everything, prompt: "p", policy: "domain_skills", task_type: "coding.debugging" })
-    assert.include(Either.getOrThrow(Either.flip(domainFirst)).message, "domain")
+    assert.include(Result.getOrThrow(Result.flip(domainFirst)).message, "domain")
     assert.strictEqual(codeOf({ ...everything, prompt: "p", policy: "domain_skills", task_type: null, domain: null }), "weights_require_balanced")
     assert.strictEqual(codeOf({ prompt: "p", models: { include: ["acme/x"] } }), "unknown_model_id")
     assert.strictEqual(codeOf({ prompt: "p", models: { exclude: ["acme/x"] } }), "unknown_model_id")
@@ -100,9 +101,9 @@ describe("checkEligibility", () => {
   })
 
   it("refuses only when no model can pass for any classification, naming what each filter removed", () => {
-    assert.isTrue(Either.isRight(checkEligibility(data, checked({ prompt: "p", models: { providers: ["mistral"] } }))))
+    assert.isTrue(Result.isSuccess(checkEligibility(data, checked({ prompt: "p", models: { providers: ["mistral"] } }))))
     const refused = checkEligibility(data, checked({ prompt: "p", models: { providers: ["mistral"], min_context_tokens: 10_000_000 } }))
-    const message = Either.getOrThrow(Either.flip(refused)).message
+    const message = Result.getOrThrow(Result.flip(refused)).message
     assert.strictEqual(message, `no model passes the filters (providers removed ${realCatalog.models.length - 4}, min_context_tokens removed 4)`)
   })
 })

@@ -4,7 +4,7 @@
  * and `low_confidence` is also true, under any policy, when the most probable family is under 45%.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import fc from "fast-check"
 import { interpretClassification } from "../../../src/router/Classifier.js"
 import { difficultyLabel, mostProbableLabel, scoreWithin } from "../../../src/router/classification/Difficulty.js"
 import { rank } from "../../../src/router/Ranking.js"
@@ -35,16 +35,18 @@ describe("difficulty label", () => {
     assert.closeTo(result.difficulty, 0.7, 1e-12)
   })
 
-  it.prop("label, probabilities and score always agree", [
-    fc.tuple(...[0, 1, 2, 3, 4].map(() => fc.integer({ min: 0, max: 20 }))).filter((values) => values.some((v) => v > 0))
-  ], ([levels]) => {
-    const total = levels.reduce((sum, value) => sum + value, 0)
-    const result = interpretClassification(answers(levels.map((value) => value / total)), fixtureTaxonomy)
-    const { label, probabilities } = result.classification.difficulty
-    assert.closeTo(probabilities[label], Math.max(probabilities.easy, probabilities.medium, probabilities.hard), 1e-12)
-    assert.strictEqual(difficultyLabel(result.difficulty), label)
-    assert.isTrue(result.difficulty >= 0 && result.difficulty <= 1)
-  })
+  it("label, probabilities and score always agree", () =>
+    fc.assert(fc.property(
+      fc.tuple(...[0, 1, 2, 3, 4].map(() => fc.integer({ min: 0, max: 20 }))).filter((values) => values.some((v) => v > 0)),
+      (levels) => {
+        const total = levels.reduce((sum, value) => sum + value, 0)
+        const result = interpretClassification(answers(levels.map((value) => value / total)), fixtureTaxonomy)
+        const { label, probabilities } = result.classification.difficulty
+        assert.closeTo(probabilities[label], Math.max(probabilities.easy, probabilities.medium, probabilities.hard), 1e-12)
+        assert.strictEqual(difficultyLabel(result.difficulty), label)
+        assert.isTrue(result.difficulty >= 0 && result.difficulty <= 1)
+      }
+    )))
 
   it("ties prefer the label nearest the score; scores move to the nearest point of the band", () => {
     assert.strictEqual(mostProbableLabel({ easy: 0.5, medium: 0, hard: 0.5 }, 0.9), "hard")

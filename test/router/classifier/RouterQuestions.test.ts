@@ -4,7 +4,7 @@
  * (input tokens of the letter prompt, one output token, a `local_` request id).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { letterPrompt } from "../../../src/providers/LetterReadout.js"
 import { LocalModel } from "../../../src/providers/LocalModel.js"
 import { ModelProvider, type Read } from "../../../src/providers/ModelProvider.js"
@@ -15,7 +15,7 @@ import { promptExcerpt } from "../../../src/router/classification/PromptExcerpt.
 import { rotateOptions } from "../../../src/runs/Draws.js"
 import { realTaxonomy } from "../fixtures/RouterFixtures.js"
 
-const plans = Either.getOrThrow(compileClassification(realTaxonomy))
+const plans = Result.getOrThrow(compileClassification(realTaxonomy))
 
 /** The read of one compiled question over a task, as the decision engine makes it (draw 0, alone). */
 const readOf = (id: string, task: string, draw = 0): Read => {
