@@ -370,304 +370,19 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description 500 internal_error
+         * @description 409 payment_method_required
          * @example {
          *       "error": {
-         *         "code": "internal_error",
-         *         "message": "Internal failure",
+         *         "code": "payment_method_required",
+         *         "message": "No saved payment method",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_internal_error: {
+        Error_payment_method_required: {
             error: {
                 /** @enum {string} */
-                code: "internal_error";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * int
-         * @description an integer
-         */
-        Int: number;
-        /**
-         * @description 400 invalid_body
-         * @example {
-         *       "error": {
-         *         "code": "invalid_body",
-         *         "message": "Body does not match the schema",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_body: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_body";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 idempotency_key_required
-         * @example {
-         *       "error": {
-         *         "code": "idempotency_key_required",
-         *         "message": "Idempotency-Key header missing",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_idempotency_key_required: {
-            error: {
-                /** @enum {string} */
-                code: "idempotency_key_required";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 invalid_idempotency_key
-         * @example {
-         *       "error": {
-         *         "code": "invalid_idempotency_key",
-         *         "message": "Idempotency-Key malformed",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_idempotency_key: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_idempotency_key";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 invalid_decision_questions
-         * @example {
-         *       "error": {
-         *         "code": "invalid_decision_questions",
-         *         "message": "Question set rejected",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_decision_questions: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_decision_questions";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 invalid_verdict_schema
-         * @example {
-         *       "error": {
-         *         "code": "invalid_verdict_schema",
-         *         "message": "Verdict schema rejected",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_verdict_schema: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_verdict_schema";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 unknown_model
-         * @example {
-         *       "error": {
-         *         "code": "unknown_model",
-         *         "message": "Unknown decision model",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_unknown_model: {
-            error: {
-                /** @enum {string} */
-                code: "unknown_model";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 403 scope_denied
-         * @example {
-         *       "error": {
-         *         "code": "scope_denied",
-         *         "message": "Credential lacks the scope",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_scope_denied: {
-            error: {
-                /** @enum {string} */
-                code: "scope_denied";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 403 no_active_organization
-         * @example {
-         *       "error": {
-         *         "code": "no_active_organization",
-         *         "message": "Session has no organization",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_no_active_organization: {
-            error: {
-                /** @enum {string} */
-                code: "no_active_organization";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 413 body_too_large
-         * @example {
-         *       "error": {
-         *         "code": "body_too_large",
-         *         "message": "Body over 4 MiB",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_body_too_large: {
-            error: {
-                /** @enum {string} */
-                code: "body_too_large";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 413 input_too_large
-         * @example {
-         *       "error": {
-         *         "code": "input_too_large",
-         *         "message": "Input over the limit",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_input_too_large: {
-            error: {
-                /** @enum {string} */
-                code: "input_too_large";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 401 missing_credentials
-         * @example {
-         *       "error": {
-         *         "code": "missing_credentials",
-         *         "message": "No bearer credential",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_missing_credentials: {
-            error: {
-                /** @enum {string} */
-                code: "missing_credentials";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 401 invalid_credential
-         * @example {
-         *       "error": {
-         *         "code": "invalid_credential",
-         *         "message": "Credential rejected",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_credential: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_credential";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 503 auth_not_configured
-         * @example {
-         *       "error": {
-         *         "code": "auth_not_configured",
-         *         "message": "Console sessions not configured",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_auth_not_configured: {
-            error: {
-                /** @enum {string} */
-                code: "auth_not_configured";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 503 trust_keys_unavailable
-         * @example {
-         *       "error": {
-         *         "code": "trust_keys_unavailable",
-         *         "message": "Trust keys unavailable",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_trust_keys_unavailable: {
-            error: {
-                /** @enum {string} */
-                code: "trust_keys_unavailable";
+                code: "payment_method_required";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -695,19 +410,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 no_route_available
+         * @description 503 trust_keys_unavailable
          * @example {
          *       "error": {
-         *         "code": "no_route_available",
-         *         "message": "No route available",
+         *         "code": "trust_keys_unavailable",
+         *         "message": "Trust keys unavailable",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_no_route_available: {
+        Error_trust_keys_unavailable: {
             error: {
                 /** @enum {string} */
-                code: "no_route_available";
+                code: "trust_keys_unavailable";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -715,19 +430,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 decision_unavailable
+         * @description 503 auth_not_configured
          * @example {
          *       "error": {
-         *         "code": "decision_unavailable",
-         *         "message": "Decision could not be read",
+         *         "code": "auth_not_configured",
+         *         "message": "Console sessions not configured",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_decision_unavailable: {
+        Error_auth_not_configured: {
             error: {
                 /** @enum {string} */
-                code: "decision_unavailable";
+                code: "auth_not_configured";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -735,19 +450,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 provider_rate_limited
+         * @description 401 invalid_credential
          * @example {
          *       "error": {
-         *         "code": "provider_rate_limited",
-         *         "message": "Upstream rate limited",
+         *         "code": "invalid_credential",
+         *         "message": "Credential rejected",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_provider_rate_limited: {
+        Error_invalid_credential: {
             error: {
                 /** @enum {string} */
-                code: "provider_rate_limited";
+                code: "invalid_credential";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -755,19 +470,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 provider_unavailable
+         * @description 401 missing_credentials
          * @example {
          *       "error": {
-         *         "code": "provider_unavailable",
-         *         "message": "Upstream unavailable",
+         *         "code": "missing_credentials",
+         *         "message": "No bearer credential",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_provider_unavailable: {
+        Error_missing_credentials: {
             error: {
                 /** @enum {string} */
-                code: "provider_unavailable";
+                code: "missing_credentials";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -775,19 +490,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 provider_bad_response
+         * @description 400 invalid_amount
          * @example {
          *       "error": {
-         *         "code": "provider_bad_response",
-         *         "message": "Upstream response unreadable",
+         *         "code": "invalid_amount",
+         *         "message": "Amount outside its bounds",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_provider_bad_response: {
+        Error_invalid_amount: {
             error: {
                 /** @enum {string} */
-                code: "provider_bad_response";
+                code: "invalid_amount";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -795,19 +510,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 budget_exhausted
+         * @description 403 no_active_organization
          * @example {
          *       "error": {
-         *         "code": "budget_exhausted",
-         *         "message": "Spend ceiling reached",
+         *         "code": "no_active_organization",
+         *         "message": "Session has no organization",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_budget_exhausted: {
+        Error_no_active_organization: {
             error: {
                 /** @enum {string} */
-                code: "budget_exhausted";
+                code: "no_active_organization";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -815,44 +530,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 verdict_schema_violation
+         * @description 403 scope_denied
          * @example {
          *       "error": {
-         *         "code": "verdict_schema_violation",
-         *         "message": "the verdict does not match the schema",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47",
-         *         "violations": [
-         *           "/score"
-         *         ]
-         *       }
-         *     }
-         */
-        Error_verdict_schema_violation: {
-            error: {
-                /** @enum {string} */
-                code: "verdict_schema_violation";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-                /** @description up to 10 JSON Pointers into the rejected document; omitted when the model returned none */
-                violations?: string[];
-            };
-        };
-        /**
-         * @description 429 organization_spend_quota_exhausted
-         * @example {
-         *       "error": {
-         *         "code": "organization_spend_quota_exhausted",
-         *         "message": "Spend quota for the period cannot cover the run",
+         *         "code": "scope_denied",
+         *         "message": "Credential lacks the scope",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_organization_spend_quota_exhausted: {
+        Error_scope_denied: {
             error: {
                 /** @enum {string} */
-                code: "organization_spend_quota_exhausted";
+                code: "scope_denied";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -860,19 +550,19 @@ export interface components {
             };
         };
         /**
-         * @description 429 key_quota_exhausted
+         * @description 500 internal_error
          * @example {
          *       "error": {
-         *         "code": "key_quota_exhausted",
-         *         "message": "The API key's spend or token limit for its period cannot cover the run",
+         *         "code": "internal_error",
+         *         "message": "Internal failure",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_key_quota_exhausted: {
+        Error_internal_error: {
             error: {
                 /** @enum {string} */
-                code: "key_quota_exhausted";
+                code: "internal_error";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -880,19 +570,278 @@ export interface components {
             };
         };
         /**
-         * @description 429 key_rate_limited
+         * @description 503 not_configured
          * @example {
          *       "error": {
-         *         "code": "key_rate_limited",
-         *         "message": "The API key's runs_per_minute limit is reached; see Retry-After",
+         *         "code": "not_configured",
+         *         "message": "Dependency not configured",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_key_rate_limited: {
+        Error_not_configured: {
             error: {
                 /** @enum {string} */
-                code: "key_rate_limited";
+                code: "not_configured";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        Quota: {
+            /** @description organization id (opaque) */
+            organization_id: string;
+            period: {
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                start_at: string;
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                end_at: string;
+            };
+            period_spend_limit_micros: number | null;
+            period_token_limit: number | null;
+            spend_settled_micros: number;
+            spend_reserved_micros: number;
+            spend_remaining_micros: number | null;
+            /** @description input plus output tokens */
+            tokens_settled: number;
+            tokens_reserved: number;
+            tokens_remaining: number | null;
+        };
+        /**
+         * @description 404 run_not_found
+         * @example {
+         *       "error": {
+         *         "code": "run_not_found",
+         *         "message": "Run not found",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_run_not_found: {
+            error: {
+                /** @enum {string} */
+                code: "run_not_found";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        RunUsage: {
+            /** @description run_ + hyphenated uuid */
+            run_id: string;
+            /** @description organization id (opaque) */
+            organization_id: string;
+            /** @enum {string} */
+            kind: "decision" | "verdict";
+            /** @enum {string} */
+            state: "pending" | "completed" | "failed";
+            /**
+             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+             * @example 2026-09-25T12:00:00Z
+             */
+            created_at: string;
+            settled_at: string | null;
+            tokens: {
+                input_tokens: number;
+                output_tokens: number;
+                total_tokens: number;
+            };
+            cost_micros: number;
+            /** @description the spend hold the run still has (0 once released) */
+            reserved_micros: number;
+            calls: components["schemas"]["LedgerEntry"][];
+        };
+        LedgerEntry: {
+            /** @description run_ + hyphenated uuid */
+            run_id: string;
+            retry_ordinal: number;
+            provider: string;
+            model_id: string;
+            provider_request_id: string | null;
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            tokens: {
+                input_tokens: number;
+                output_tokens: number;
+                total_tokens: number;
+            };
+            cost_micros: number;
+            /**
+             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+             * @example 2026-09-25T12:00:00Z
+             */
+            created_at: string;
+            /** @description the API key whose run made the call; null for a console session's run */
+            key_id: string | null;
+        };
+        /**
+         * @description 400 invalid_parameter
+         * @example {
+         *       "error": {
+         *         "code": "invalid_parameter",
+         *         "message": "Usage query parameter rejected",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_invalid_parameter: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_parameter";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        UsageDaily: {
+            /** @description organization id (opaque) */
+            organization_id: string;
+            window: {
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                start_at: string;
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                end_at: string;
+            };
+            days: {
+                /** @description YYYY-MM-DD (UTC) */
+                date: string;
+                runs: number;
+                input_tokens: number;
+                output_tokens: number;
+                /** @description cost of the runs created that day */
+                spend_micros: number;
+            }[];
+        };
+        UsageLedger: {
+            /** @description organization id (opaque) */
+            organization_id: string;
+            window: {
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                start_at: string;
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                end_at: string;
+            };
+            limit: number;
+            entries: components["schemas"]["LedgerEntry"][];
+            /** @description send as cursor for the next page; null on the last page */
+            next_cursor: string | null;
+        };
+        UsageRollup: {
+            /** @description organization id (opaque) */
+            organization_id: string;
+            window: {
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                start_at: string;
+                /**
+                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+                 * @example 2026-09-25T12:00:00Z
+                 */
+                end_at: string;
+            };
+            runs: {
+                total: number;
+                completed: number;
+                failed: number;
+                in_flight: number;
+            };
+            tokens: {
+                input_tokens: number;
+                output_tokens: number;
+                total_tokens: number;
+            };
+            spend: {
+                /** @description holds of the window's runs still in flight */
+                reserved_micros: number;
+                /** @description cost of the window's settled runs */
+                settled_micros: number;
+                /** @description cost of calls already answered for runs not yet settled */
+                unsettled_micros: number;
+            };
+            /** @description only with group_by: largest settled spend first, then by id (null last); they sum to the totals */
+            groups?: components["schemas"]["UsageKeyGroup"][] | components["schemas"]["UsageModelGroup"][];
+        };
+        UsageModelGroup: {
+            model_id: string | null;
+            runs: {
+                total: number;
+                completed: number;
+                failed: number;
+                in_flight: number;
+            };
+            tokens: {
+                input_tokens: number;
+                output_tokens: number;
+                total_tokens: number;
+            };
+            spend: {
+                /** @description holds of the window's runs still in flight */
+                reserved_micros: number;
+                /** @description cost of the window's settled runs */
+                settled_micros: number;
+                /** @description cost of calls already answered for runs not yet settled */
+                unsettled_micros: number;
+            };
+        };
+        UsageKeyGroup: {
+            key_id: string | null;
+            runs: {
+                total: number;
+                completed: number;
+                failed: number;
+                in_flight: number;
+            };
+            tokens: {
+                input_tokens: number;
+                output_tokens: number;
+                total_tokens: number;
+            };
+            spend: {
+                /** @description holds of the window's runs still in flight */
+                reserved_micros: number;
+                /** @description cost of the window's settled runs */
+                settled_micros: number;
+                /** @description cost of calls already answered for runs not yet settled */
+                unsettled_micros: number;
+            };
+        };
+        /**
+         * @description 409 key_revoked
+         * @example {
+         *       "error": {
+         *         "code": "key_revoked",
+         *         "message": "Key is revoked",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_key_revoked: {
+            error: {
+                /** @enum {string} */
+                code: "key_revoked";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -900,19 +849,19 @@ export interface components {
             };
         };
         /**
-         * @description 429 organization_token_quota_exhausted
+         * @description 404 key_not_found
          * @example {
          *       "error": {
-         *         "code": "organization_token_quota_exhausted",
-         *         "message": "Token quota for the period cannot cover the run",
+         *         "code": "key_not_found",
+         *         "message": "Key not found",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_organization_token_quota_exhausted: {
+        Error_key_not_found: {
             error: {
                 /** @enum {string} */
-                code: "organization_token_quota_exhausted";
+                code: "key_not_found";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -920,19 +869,170 @@ export interface components {
             };
         };
         /**
-         * @description 409 idempotency_conflict
+         * @description 400 empty_scopes
          * @example {
          *       "error": {
-         *         "code": "idempotency_conflict",
-         *         "message": "Idempotency key reused",
+         *         "code": "empty_scopes",
+         *         "message": "Key scopes list empty",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_idempotency_conflict: {
+        Error_empty_scopes: {
             error: {
                 /** @enum {string} */
-                code: "idempotency_conflict";
+                code: "empty_scopes";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 403 principal_is_not_the_caller
+         * @example {
+         *       "error": {
+         *         "code": "principal_is_not_the_caller",
+         *         "message": "Principal is another user",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_principal_is_not_the_caller: {
+            error: {
+                /** @enum {string} */
+                code: "principal_is_not_the_caller";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 403 scope_exceeds_creator
+         * @example {
+         *       "error": {
+         *         "code": "scope_exceeds_creator",
+         *         "message": "Scope not held by the creator",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_scope_exceeds_creator: {
+            error: {
+                /** @enum {string} */
+                code: "scope_exceeds_creator";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 413 body_too_large
+         * @example {
+         *       "error": {
+         *         "code": "body_too_large",
+         *         "message": "Body over 4 MiB",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_body_too_large: {
+            error: {
+                /** @enum {string} */
+                code: "body_too_large";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 invalid_body
+         * @example {
+         *       "error": {
+         *         "code": "invalid_body",
+         *         "message": "Body does not match the schema",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_invalid_body: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_body";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        RouterModelCatalog: {
+            as_of: string;
+            benchmarks_as_of: string;
+            source: string;
+            domains: string[];
+            task_types: string[];
+            policies: string[];
+            models: {
+                id: string;
+                name: string;
+                provider: string;
+                open_weights: boolean;
+                context_tokens: number;
+                modalities: string[];
+                price_input_per_mtok: number;
+                price_output_per_mtok: number;
+                blended_price_per_mtok: number;
+                reasoning_token_factor: number | null;
+                /** @description intelligence, coding, math, reasoning, knowledge, agentic, long_context, instruction_following, multilingual; null where the model has no benchmark on that axis */
+                scores: {
+                    [key: string]: number | null;
+                };
+                domains: string[];
+                highlights: {
+                    benchmark: string;
+                    name: string;
+                    value: number;
+                    rank: number;
+                    of: number;
+                }[];
+                benchmarks_measured: number;
+                license: string;
+                released: string;
+                output_tokens_per_s: number | null;
+                ttft_ms: number | null;
+            }[];
+        };
+        RouterTaskTypes: {
+            as_of: string;
+            families: string[];
+            task_types: {
+                id: string;
+                family: string;
+                description: string;
+                benchmark_weights: {
+                    [key: string]: number;
+                };
+                expected_output_tokens: number;
+                expected_turns: number;
+            }[];
+        };
+        /**
+         * @description 504 deadline_exceeded
+         * @example {
+         *       "error": {
+         *         "code": "deadline_exceeded",
+         *         "message": "Deadline passed",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_deadline_exceeded: {
+            error: {
+                /** @enum {string} */
+                code: "deadline_exceeded";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -960,99 +1060,319 @@ export interface components {
             };
         };
         /**
-         * @description 504 deadline_exceeded
+         * @description 409 idempotency_conflict
          * @example {
          *       "error": {
-         *         "code": "deadline_exceeded",
-         *         "message": "Deadline passed",
+         *         "code": "idempotency_conflict",
+         *         "message": "Idempotency key reused",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_deadline_exceeded: {
+        Error_idempotency_conflict: {
             error: {
                 /** @enum {string} */
-                code: "deadline_exceeded";
+                code: "idempotency_conflict";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
                 request_id: string;
             };
         };
-        RunListPage: {
-            runs: {
-                run_id: string;
-                /** @enum {string} */
-                kind: "decision" | "verdict";
-                /** @enum {string} */
-                state: "pending" | "completed" | "failed";
-                input_digest: string;
-                output_digest?: string;
-                /** @enum {boolean} */
-                replayed: true;
-            }[];
-            limit: components["schemas"]["Int"];
-            /**
-             * int
-             * @description the offset served (0 on a page asked by cursor)
-             */
-            offset: number;
-            /** @description send as cursor for the next page; null on the last page */
-            next_cursor: string | null;
-        };
-        Run: {
-            /** @description run_ + 32 hex */
-            run_id: string;
-            /** @enum {string} */
-            kind: "decision" | "verdict";
-            /** @enum {string} */
-            state: "pending" | "completed" | "failed";
-            input_digest: string;
-            output_digest?: string;
-            replayed: boolean;
-            decision?: {
-                model: string;
-                answers: {
-                    [key: string]: unknown;
-                };
-                skipped?: {
-                    [key: string]: unknown;
-                };
-            };
-            usage?: {
-                input_tokens: components["schemas"]["Int"];
-                output_tokens: components["schemas"]["Int"];
-            };
-            cost_micros?: components["schemas"]["Int"];
-            /**
-             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-             * @example 2026-09-25T12:00:00Z
-             */
-            created_at: string;
-            /**
-             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-             * @example 2026-09-25T12:00:00Z
-             */
-            settled_at?: string;
-            error?: {
-                code: string;
-                message: string;
-            };
-        };
         /**
-         * @description 404 run_not_found
+         * @description 429 organization_token_quota_exhausted
          * @example {
          *       "error": {
-         *         "code": "run_not_found",
-         *         "message": "Run not found",
+         *         "code": "organization_token_quota_exhausted",
+         *         "message": "Token quota for the period cannot cover the run",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_run_not_found: {
+        Error_organization_token_quota_exhausted: {
             error: {
                 /** @enum {string} */
-                code: "run_not_found";
+                code: "organization_token_quota_exhausted";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 429 key_rate_limited
+         * @example {
+         *       "error": {
+         *         "code": "key_rate_limited",
+         *         "message": "The API key's runs_per_minute limit is reached; see Retry-After",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_key_rate_limited: {
+            error: {
+                /** @enum {string} */
+                code: "key_rate_limited";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 429 key_quota_exhausted
+         * @example {
+         *       "error": {
+         *         "code": "key_quota_exhausted",
+         *         "message": "The API key's spend or token limit for its period cannot cover the run",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_key_quota_exhausted: {
+            error: {
+                /** @enum {string} */
+                code: "key_quota_exhausted";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 429 organization_spend_quota_exhausted
+         * @example {
+         *       "error": {
+         *         "code": "organization_spend_quota_exhausted",
+         *         "message": "Spend quota for the period cannot cover the run",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_organization_spend_quota_exhausted: {
+            error: {
+                /** @enum {string} */
+                code: "organization_spend_quota_exhausted";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 503 budget_exhausted
+         * @example {
+         *       "error": {
+         *         "code": "budget_exhausted",
+         *         "message": "Spend ceiling reached",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_budget_exhausted: {
+            error: {
+                /** @enum {string} */
+                code: "budget_exhausted";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 503 provider_bad_response
+         * @example {
+         *       "error": {
+         *         "code": "provider_bad_response",
+         *         "message": "Upstream response unreadable",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_provider_bad_response: {
+            error: {
+                /** @enum {string} */
+                code: "provider_bad_response";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 503 provider_unavailable
+         * @example {
+         *       "error": {
+         *         "code": "provider_unavailable",
+         *         "message": "Upstream unavailable",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_provider_unavailable: {
+            error: {
+                /** @enum {string} */
+                code: "provider_unavailable";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 503 provider_rate_limited
+         * @example {
+         *       "error": {
+         *         "code": "provider_rate_limited",
+         *         "message": "Upstream rate limited",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_provider_rate_limited: {
+            error: {
+                /** @enum {string} */
+                code: "provider_rate_limited";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 503 decision_unavailable
+         * @example {
+         *       "error": {
+         *         "code": "decision_unavailable",
+         *         "message": "Decision could not be read",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_decision_unavailable: {
+            error: {
+                /** @enum {string} */
+                code: "decision_unavailable";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 413 input_too_large
+         * @example {
+         *       "error": {
+         *         "code": "input_too_large",
+         *         "message": "Input over the limit",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_input_too_large: {
+            error: {
+                /** @enum {string} */
+                code: "input_too_large";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 no_eligible_model
+         * @example {
+         *       "error": {
+         *         "code": "no_eligible_model",
+         *         "message": "No model passes the filters",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_no_eligible_model: {
+            error: {
+                /** @enum {string} */
+                code: "no_eligible_model";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 unknown_model_id
+         * @example {
+         *       "error": {
+         *         "code": "unknown_model_id",
+         *         "message": "Model id not in catalog",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_unknown_model_id: {
+            error: {
+                /** @enum {string} */
+                code: "unknown_model_id";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 weights_require_balanced
+         * @example {
+         *       "error": {
+         *         "code": "weights_require_balanced",
+         *         "message": "Weights need the balanced policy",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_weights_require_balanced: {
+            error: {
+                /** @enum {string} */
+                code: "weights_require_balanced";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 invalid_policy
+         * @example {
+         *       "error": {
+         *         "code": "invalid_policy",
+         *         "message": "Unknown router policy",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_invalid_policy: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_policy";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 invalid_idempotency_key
+         * @example {
+         *       "error": {
+         *         "code": "invalid_idempotency_key",
+         *         "message": "Idempotency-Key malformed",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_invalid_idempotency_key: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_idempotency_key";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -1133,674 +1453,113 @@ export interface components {
             } | null;
             filters_applied: {
                 filter: string;
-                removed: components["schemas"]["NonNegativeInt"];
+                removed: number;
             }[];
             low_confidence: boolean;
-            input_tokens_est: components["schemas"]["NonNegativeInt"];
+            input_tokens_est: number;
             reason: string;
             decision_model: string;
             catalog_as_of: string;
             benchmarks_as_of: string;
             usage: {
-                input_tokens: components["schemas"]["NonNegativeInt"];
-                output_tokens: components["schemas"]["NonNegativeInt"];
+                input_tokens: number;
+                output_tokens: number;
             } | null;
-            cost_micros: components["schemas"]["NonNegativeInt"] | null;
+            cost_micros: number | null;
             replayed: boolean;
         };
-        /**
-         * int
-         * @description an integer
-         */
-        NonNegativeInt: number;
-        /**
-         * @description 400 invalid_policy
-         * @example {
-         *       "error": {
-         *         "code": "invalid_policy",
-         *         "message": "Unknown router policy",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_policy: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_policy";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 weights_require_balanced
-         * @example {
-         *       "error": {
-         *         "code": "weights_require_balanced",
-         *         "message": "Weights need the balanced policy",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_weights_require_balanced: {
-            error: {
-                /** @enum {string} */
-                code: "weights_require_balanced";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 unknown_model_id
-         * @example {
-         *       "error": {
-         *         "code": "unknown_model_id",
-         *         "message": "Model id not in catalog",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_unknown_model_id: {
-            error: {
-                /** @enum {string} */
-                code: "unknown_model_id";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 no_eligible_model
-         * @example {
-         *       "error": {
-         *         "code": "no_eligible_model",
-         *         "message": "No model passes the filters",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_no_eligible_model: {
-            error: {
-                /** @enum {string} */
-                code: "no_eligible_model";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        RouterTaskTypes: {
-            as_of: string;
-            families: string[];
-            task_types: {
-                id: string;
-                family: string;
-                description: string;
-                benchmark_weights: {
-                    [key: string]: number;
-                };
-                expected_output_tokens: number;
-                expected_turns: number;
-            }[];
-        };
-        RouterModelCatalog: {
-            as_of: string;
-            benchmarks_as_of: string;
-            source: string;
-            domains: string[];
-            task_types: string[];
-            policies: string[];
-            models: {
-                id: string;
-                name: string;
-                provider: string;
-                open_weights: boolean;
-                context_tokens: components["schemas"]["Int"];
-                modalities: string[];
-                price_input_per_mtok: number;
-                price_output_per_mtok: number;
-                blended_price_per_mtok: number;
-                reasoning_token_factor: number | null;
-                /** @description intelligence, coding, math, reasoning, knowledge, agentic, long_context, instruction_following, multilingual; null where the model has no benchmark on that axis */
-                scores: {
-                    [key: string]: number | null;
-                };
-                domains: string[];
-                highlights: {
-                    benchmark: string;
-                    name: string;
-                    value: number;
-                    rank: components["schemas"]["Int"];
-                    of: components["schemas"]["Int"];
-                }[];
-                benchmarks_measured: components["schemas"]["Int"];
-                license: string;
-                released: string;
-                output_tokens_per_s: number | null;
-                ttft_ms: number | null;
-            }[];
-        };
-        /**
-         * @description 404 key_not_found
-         * @example {
-         *       "error": {
-         *         "code": "key_not_found",
-         *         "message": "Key not found",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_key_not_found: {
-            error: {
-                /** @enum {string} */
-                code: "key_not_found";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 400 empty_scopes
-         * @example {
-         *       "error": {
-         *         "code": "empty_scopes",
-         *         "message": "Key scopes list empty",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_empty_scopes: {
-            error: {
-                /** @enum {string} */
-                code: "empty_scopes";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 403 scope_exceeds_creator
-         * @example {
-         *       "error": {
-         *         "code": "scope_exceeds_creator",
-         *         "message": "Scope not held by the creator",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_scope_exceeds_creator: {
-            error: {
-                /** @enum {string} */
-                code: "scope_exceeds_creator";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 403 principal_is_not_the_caller
-         * @example {
-         *       "error": {
-         *         "code": "principal_is_not_the_caller",
-         *         "message": "Principal is another user",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_principal_is_not_the_caller: {
-            error: {
-                /** @enum {string} */
-                code: "principal_is_not_the_caller";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        /**
-         * @description 409 key_revoked
-         * @example {
-         *       "error": {
-         *         "code": "key_revoked",
-         *         "message": "Key is revoked",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_key_revoked: {
-            error: {
-                /** @enum {string} */
-                code: "key_revoked";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        UsageRollup: {
-            /** @description organization id (opaque) */
-            organization_id: string;
-            window: {
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                start_at: string;
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                end_at: string;
-            };
-            runs: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                completed: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                failed: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                in_flight: components["schemas"]["Int"];
-            };
-            tokens: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                input_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                output_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total_tokens: components["schemas"]["Int"];
-            };
-            spend: {
-                /**
-                 * nonNegative
-                 * @description holds of the window's runs still in flight
-                 */
-                reserved_micros: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of the window's settled runs
-                 */
-                settled_micros: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of calls already answered for runs not yet settled
-                 */
-                unsettled_micros: components["schemas"]["Int"];
-            };
-            /** @description only with group_by: largest settled spend first, then by id (null last); they sum to the totals */
-            groups?: components["schemas"]["UsageKeyGroup"][] | components["schemas"]["UsageModelGroup"][];
-        };
-        UsageKeyGroup: {
-            key_id: string | null;
-            runs: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                completed: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                failed: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                in_flight: components["schemas"]["Int"];
-            };
-            tokens: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                input_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                output_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total_tokens: components["schemas"]["Int"];
-            };
-            spend: {
-                /**
-                 * nonNegative
-                 * @description holds of the window's runs still in flight
-                 */
-                reserved_micros: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of the window's settled runs
-                 */
-                settled_micros: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of calls already answered for runs not yet settled
-                 */
-                unsettled_micros: components["schemas"]["Int"];
-            };
-        };
-        UsageModelGroup: {
-            model_id: string | null;
-            runs: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                completed: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                failed: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                in_flight: components["schemas"]["Int"];
-            };
-            tokens: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                input_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                output_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total_tokens: components["schemas"]["Int"];
-            };
-            spend: {
-                /**
-                 * nonNegative
-                 * @description holds of the window's runs still in flight
-                 */
-                reserved_micros: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of the window's settled runs
-                 */
-                settled_micros: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of calls already answered for runs not yet settled
-                 */
-                unsettled_micros: components["schemas"]["Int"];
-            };
-        };
-        /**
-         * @description 400 invalid_parameter
-         * @example {
-         *       "error": {
-         *         "code": "invalid_parameter",
-         *         "message": "Usage query parameter rejected",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_invalid_parameter: {
-            error: {
-                /** @enum {string} */
-                code: "invalid_parameter";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
-            };
-        };
-        UsageLedger: {
-            /** @description organization id (opaque) */
-            organization_id: string;
-            window: {
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                start_at: string;
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                end_at: string;
-            };
-            /**
-             * between(1, 200)
-             * @description a number between 1 and 200
-             */
-            limit: components["schemas"]["Int"];
-            entries: components["schemas"]["LedgerEntry"][];
-            /** @description send as cursor for the next page; null on the last page */
-            next_cursor: string | null;
-        };
-        LedgerEntry: {
-            /** @description run_ + hyphenated uuid */
+        Run: {
+            /** @description run_ + 32 hex */
             run_id: string;
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            retry_ordinal: components["schemas"]["Int"];
-            provider: string;
-            model_id: string;
-            provider_request_id: string | null;
-            /** @enum {string} */
-            status: "succeeded" | "failed";
-            tokens: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                input_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                output_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total_tokens: components["schemas"]["Int"];
-            };
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            cost_micros: components["schemas"]["Int"];
-            /**
-             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-             * @example 2026-09-25T12:00:00Z
-             */
-            created_at: string;
-            /** @description the API key whose run made the call; null for a console session's run */
-            key_id: string | null;
-        };
-        UsageDaily: {
-            /** @description organization id (opaque) */
-            organization_id: string;
-            window: {
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                start_at: string;
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                end_at: string;
-            };
-            days: {
-                /** @description YYYY-MM-DD (UTC) */
-                date: string;
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                runs: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                input_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                output_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description cost of the runs created that day
-                 */
-                spend_micros: components["schemas"]["Int"];
-            }[];
-        };
-        RunUsage: {
-            /** @description run_ + hyphenated uuid */
-            run_id: string;
-            /** @description organization id (opaque) */
-            organization_id: string;
             /** @enum {string} */
             kind: "decision" | "verdict";
             /** @enum {string} */
             state: "pending" | "completed" | "failed";
+            input_digest: string;
+            output_digest?: string;
+            replayed: boolean;
+            decision?: {
+                model: string;
+                answers: Record<string, never>;
+                skipped?: Record<string, never>;
+            };
+            usage?: {
+                input_tokens: number;
+                output_tokens: number;
+            };
+            cost_micros?: number;
             /**
              * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
              * @example 2026-09-25T12:00:00Z
              */
             created_at: string;
-            settled_at: string | null;
-            tokens: {
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                input_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                output_tokens: components["schemas"]["Int"];
-                /**
-                 * nonNegative
-                 * @description a non-negative number
-                 */
-                total_tokens: components["schemas"]["Int"];
+            /**
+             * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
+             * @example 2026-09-25T12:00:00Z
+             */
+            settled_at?: string;
+            error?: {
+                code: string;
+                message: string;
             };
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            cost_micros: components["schemas"]["Int"];
-            /**
-             * nonNegative
-             * @description the spend hold the run still has (0 once released)
-             */
-            reserved_micros: components["schemas"]["Int"];
-            calls: components["schemas"]["LedgerEntry"][];
         };
-        Quota: {
-            /** @description organization id (opaque) */
-            organization_id: string;
-            period: {
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                start_at: string;
-                /**
-                 * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
-                 * @example 2026-09-25T12:00:00Z
-                 */
-                end_at: string;
-            };
-            period_spend_limit_micros: components["schemas"]["Int"] | null;
-            period_token_limit: components["schemas"]["Int"] | null;
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            spend_settled_micros: components["schemas"]["Int"];
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            spend_reserved_micros: components["schemas"]["Int"];
-            spend_remaining_micros: components["schemas"]["Int"] | null;
-            /**
-             * nonNegative
-             * @description input plus output tokens
-             */
-            tokens_settled: components["schemas"]["Int"];
-            /**
-             * nonNegative
-             * @description a non-negative number
-             */
-            tokens_reserved: components["schemas"]["Int"];
-            tokens_remaining: components["schemas"]["Int"] | null;
+        RunListPage: {
+            runs: {
+                run_id: string;
+                /** @enum {string} */
+                kind: "decision" | "verdict";
+                /** @enum {string} */
+                state: "pending" | "completed" | "failed";
+                input_digest: string;
+                output_digest?: string;
+                /** @enum {boolean} */
+                replayed: true;
+            }[];
+            limit: number;
+            /** @description the offset served (0 on a page asked by cursor) */
+            offset: number;
+            /** @description send as cursor for the next page; null on the last page */
+            next_cursor: string | null;
         };
         /**
-         * @description 400 invalid_amount
+         * @description 503 verdict_schema_violation
          * @example {
          *       "error": {
-         *         "code": "invalid_amount",
-         *         "message": "Amount outside its bounds",
+         *         "code": "verdict_schema_violation",
+         *         "message": "the verdict does not match the schema",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47",
+         *         "violations": [
+         *           "/score"
+         *         ]
+         *       }
+         *     }
+         */
+        Error_verdict_schema_violation: {
+            error: {
+                /** @enum {string} */
+                code: "verdict_schema_violation";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+                /** @description up to 10 JSON Pointers into the rejected document; omitted when the model returned none */
+                violations?: string[];
+            };
+        };
+        /**
+         * @description 503 no_route_available
+         * @example {
+         *       "error": {
+         *         "code": "no_route_available",
+         *         "message": "No route available",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_invalid_amount: {
+        Error_no_route_available: {
             error: {
                 /** @enum {string} */
-                code: "invalid_amount";
+                code: "no_route_available";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -1808,19 +1567,19 @@ export interface components {
             };
         };
         /**
-         * @description 503 not_configured
+         * @description 400 unknown_model
          * @example {
          *       "error": {
-         *         "code": "not_configured",
-         *         "message": "Dependency not configured",
+         *         "code": "unknown_model",
+         *         "message": "Unknown decision model",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_not_configured: {
+        Error_unknown_model: {
             error: {
                 /** @enum {string} */
-                code: "not_configured";
+                code: "unknown_model";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -1828,19 +1587,59 @@ export interface components {
             };
         };
         /**
-         * @description 409 payment_method_required
+         * @description 400 invalid_verdict_schema
          * @example {
          *       "error": {
-         *         "code": "payment_method_required",
-         *         "message": "No saved payment method",
+         *         "code": "invalid_verdict_schema",
+         *         "message": "Verdict schema rejected",
          *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
          *       }
          *     }
          */
-        Error_payment_method_required: {
+        Error_invalid_verdict_schema: {
             error: {
                 /** @enum {string} */
-                code: "payment_method_required";
+                code: "invalid_verdict_schema";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 invalid_decision_questions
+         * @example {
+         *       "error": {
+         *         "code": "invalid_decision_questions",
+         *         "message": "Question set rejected",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_invalid_decision_questions: {
+            error: {
+                /** @enum {string} */
+                code: "invalid_decision_questions";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
+         * @description 400 idempotency_key_required
+         * @example {
+         *       "error": {
+         *         "code": "idempotency_key_required",
+         *         "message": "Idempotency-Key header missing",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_idempotency_key_required: {
+            error: {
+                /** @enum {string} */
+                code: "idempotency_key_required";
                 /** @description diagnostic text; may change; branch on code */
                 message: string;
                 /** @description the response's x-request-id */
@@ -2085,9 +1884,7 @@ export interface operations {
                     kind: "decision" | "verdict";
                     model?: string;
                     instructions?: string;
-                    state?: string | {
-                        [key: string]: unknown;
-                    };
+                    state?: string | Record<string, never>;
                     messages?: {
                         /** @enum {string} */
                         role: "system" | "user" | "assistant";
@@ -2098,10 +1895,7 @@ export interface operations {
                             /** @description noul, choice or score */
                             type: string;
                             instructions: string;
-                            /**
-                             * unknown
-                             * @description noul: {true, false} descriptions; choice: {option: description | null}, 2 to 20; score: ordered level names (array) or {level: description}, 2 to 20, lowest first
-                             */
+                            /** @description noul: {true, false} descriptions; choice: {option: description | null}, 2 to 20; score: ordered level names (array) or {level: description}, 2 to 20, lowest first */
                             criteria?: unknown;
                             depends_on?: string[];
                             ask_if?: {
@@ -2110,29 +1904,11 @@ export interface operations {
                             alone?: boolean;
                         };
                     };
-                    schema?: {
-                        [key: string]: unknown;
-                    };
-                    /**
-                     * between(1, 8)
-                     * @description a number between 1 and 8
-                     */
-                    draws?: components["schemas"]["Int"];
-                    /**
-                     * between(0, 4096)
-                     * @description a number between 0 and 4096
-                     */
-                    think_tokens?: components["schemas"]["Int"];
-                    /**
-                     * between(1, 16384)
-                     * @description a number between 1 and 16384
-                     */
-                    max_output_tokens?: components["schemas"]["Int"];
-                    /**
-                     * between(1, 150000)
-                     * @description a number between 1 and 150000
-                     */
-                    deadline_ms?: components["schemas"]["Int"];
+                    schema?: Record<string, never>;
+                    draws?: number;
+                    think_tokens?: number;
+                    max_output_tokens?: number;
+                    deadline_ms?: number;
                     /** @description a string matching the pattern ^[a-z0-9_.:-]{1,64}$; checked after the scope and the Idempotency-Key (400 invalid_body) */
                     capability_hint?: string;
                 };
@@ -2163,18 +1939,14 @@ export interface operations {
                         replayed: boolean;
                         decision?: {
                             model: string;
-                            answers: {
-                                [key: string]: unknown;
-                            };
-                            skipped?: {
-                                [key: string]: unknown;
-                            };
+                            answers: Record<string, never>;
+                            skipped?: Record<string, never>;
                         };
                         usage?: {
-                            input_tokens: components["schemas"]["Int"];
-                            output_tokens: components["schemas"]["Int"];
+                            input_tokens: number;
+                            output_tokens: number;
                         };
-                        cost_micros?: components["schemas"]["Int"];
+                        cost_micros?: number;
                         /**
                          * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
                          * @example 2026-09-25T12:00:00Z
@@ -2216,18 +1988,14 @@ export interface operations {
                         replayed: boolean;
                         decision?: {
                             model: string;
-                            answers: {
-                                [key: string]: unknown;
-                            };
-                            skipped?: {
-                                [key: string]: unknown;
-                            };
+                            answers: Record<string, never>;
+                            skipped?: Record<string, never>;
                         };
                         usage?: {
-                            input_tokens: components["schemas"]["Int"];
-                            output_tokens: components["schemas"]["Int"];
+                            input_tokens: number;
+                            output_tokens: number;
                         };
-                        cost_micros?: components["schemas"]["Int"];
+                        cost_micros?: number;
                         /**
                          * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
                          * @example 2026-09-25T12:00:00Z
@@ -2616,20 +2384,8 @@ export interface operations {
                     latency?: ("interactive" | "standard" | "batch") | null;
                     max_latency_ms?: number | null;
                     weights?: {
-                        /**
-                         * nonNegative
-                         * @description a non-negative number
-                         */
                         quality?: number;
-                        /**
-                         * nonNegative
-                         * @description a non-negative number
-                         */
                         cost?: number;
-                        /**
-                         * nonNegative
-                         * @description a non-negative number
-                         */
                         speed?: number;
                     } | null;
                     models?: {
@@ -2638,7 +2394,7 @@ export interface operations {
                         providers?: string[];
                         open_weights?: boolean | null;
                         max_price_per_mtok?: number | null;
-                        min_context_tokens?: components["schemas"]["Int"] | null;
+                        min_context_tokens?: number | null;
                         modalities?: ("text" | "image" | "audio" | "video")[];
                     } | null;
                 };
@@ -3019,11 +2775,11 @@ export interface operations {
                             revoked_at: string | null;
                             limits: {
                                 /** @description settled + reserved spend of the key's runs in the period, at most */
-                                spend_micros: components["schemas"]["Int"] | null;
+                                spend_micros: number | null;
                                 /** @description settled + reserved tokens of the key's runs in the period, at most */
-                                tokens: components["schemas"]["Int"] | null;
+                                tokens: number | null;
                                 /** @description a token bucket of this size, refilled at this many runs per minute */
-                                runs_per_minute: components["schemas"]["Int"] | null;
+                                runs_per_minute: number | null;
                                 /**
                                  * @description day and month are UTC calendar periods; total never resets
                                  * @enum {string}
@@ -3036,12 +2792,12 @@ export interface operations {
                                  * @example 2026-09-25T12:00:00Z
                                  */
                                 period_start_at: string;
-                                spend_settled_micros: components["schemas"]["Int"];
-                                spend_reserved_micros: components["schemas"]["Int"];
-                                spend_remaining_micros: components["schemas"]["Int"] | null;
-                                tokens_settled: components["schemas"]["Int"];
-                                tokens_reserved: components["schemas"]["Int"];
-                                tokens_remaining: components["schemas"]["Int"] | null;
+                                spend_settled_micros: number;
+                                spend_reserved_micros: number;
+                                spend_remaining_micros: number | null;
+                                tokens_settled: number;
+                                tokens_reserved: number;
+                                tokens_remaining: number | null;
                             };
                         }[];
                     };
@@ -3119,30 +2875,21 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * maxLength(200)
-                     * @description a string at most 200 character(s) long
-                     */
                     name: string;
                     scopes: ("runs_read" | "runs_write" | "usage_read" | "billing_read" | "billing_write" | "keys_read" | "keys_write" | "members_read" | "members_write")[];
                     principal?: {
                         /** @enum {string} */
                         type: "user";
-                        /**
-                         * minLength(1)
-                         * @description a string at least 1 character(s) long
-                         */
                         id: string;
                     } | {
                         /** @enum {string} */
                         type: "service_account";
-                        /** @description a string matching the pattern ^[A-Za-z0-9._-]{1,128}$ */
                         id: string;
                     };
                     limits?: {
-                        spend_micros?: components["schemas"]["Int"] | null;
-                        tokens?: components["schemas"]["Int"] | null;
-                        runs_per_minute?: components["schemas"]["Int"] | null;
+                        spend_micros?: number | null;
+                        tokens?: number | null;
+                        runs_per_minute?: number | null;
                         /**
                          * @description day and month are UTC calendar periods; total never resets
                          * @enum {string}
@@ -3185,11 +2932,11 @@ export interface operations {
                         revoked_at: string | null;
                         limits: {
                             /** @description settled + reserved spend of the key's runs in the period, at most */
-                            spend_micros: components["schemas"]["Int"] | null;
+                            spend_micros: number | null;
                             /** @description settled + reserved tokens of the key's runs in the period, at most */
-                            tokens: components["schemas"]["Int"] | null;
+                            tokens: number | null;
                             /** @description a token bucket of this size, refilled at this many runs per minute */
-                            runs_per_minute: components["schemas"]["Int"] | null;
+                            runs_per_minute: number | null;
                             /**
                              * @description day and month are UTC calendar periods; total never resets
                              * @enum {string}
@@ -3202,12 +2949,12 @@ export interface operations {
                              * @example 2026-09-25T12:00:00Z
                              */
                             period_start_at: string;
-                            spend_settled_micros: components["schemas"]["Int"];
-                            spend_reserved_micros: components["schemas"]["Int"];
-                            spend_remaining_micros: components["schemas"]["Int"] | null;
-                            tokens_settled: components["schemas"]["Int"];
-                            tokens_reserved: components["schemas"]["Int"];
-                            tokens_remaining: components["schemas"]["Int"] | null;
+                            spend_settled_micros: number;
+                            spend_reserved_micros: number;
+                            spend_remaining_micros: number | null;
+                            tokens_settled: number;
+                            tokens_reserved: number;
+                            tokens_remaining: number | null;
                         };
                         /** @description otsk_ + 64 lowercase hex; shown once */
                         secret: string;
@@ -3341,11 +3088,11 @@ export interface operations {
                         revoked_at: string | null;
                         limits: {
                             /** @description settled + reserved spend of the key's runs in the period, at most */
-                            spend_micros: components["schemas"]["Int"] | null;
+                            spend_micros: number | null;
                             /** @description settled + reserved tokens of the key's runs in the period, at most */
-                            tokens: components["schemas"]["Int"] | null;
+                            tokens: number | null;
                             /** @description a token bucket of this size, refilled at this many runs per minute */
-                            runs_per_minute: components["schemas"]["Int"] | null;
+                            runs_per_minute: number | null;
                             /**
                              * @description day and month are UTC calendar periods; total never resets
                              * @enum {string}
@@ -3358,12 +3105,12 @@ export interface operations {
                              * @example 2026-09-25T12:00:00Z
                              */
                             period_start_at: string;
-                            spend_settled_micros: components["schemas"]["Int"];
-                            spend_reserved_micros: components["schemas"]["Int"];
-                            spend_remaining_micros: components["schemas"]["Int"] | null;
-                            tokens_settled: components["schemas"]["Int"];
-                            tokens_reserved: components["schemas"]["Int"];
-                            tokens_remaining: components["schemas"]["Int"] | null;
+                            spend_settled_micros: number;
+                            spend_reserved_micros: number;
+                            spend_remaining_micros: number | null;
+                            tokens_settled: number;
+                            tokens_reserved: number;
+                            tokens_remaining: number | null;
                         };
                     };
                 };
@@ -3484,11 +3231,11 @@ export interface operations {
                         revoked_at: string | null;
                         limits: {
                             /** @description settled + reserved spend of the key's runs in the period, at most */
-                            spend_micros: components["schemas"]["Int"] | null;
+                            spend_micros: number | null;
                             /** @description settled + reserved tokens of the key's runs in the period, at most */
-                            tokens: components["schemas"]["Int"] | null;
+                            tokens: number | null;
                             /** @description a token bucket of this size, refilled at this many runs per minute */
-                            runs_per_minute: components["schemas"]["Int"] | null;
+                            runs_per_minute: number | null;
                             /**
                              * @description day and month are UTC calendar periods; total never resets
                              * @enum {string}
@@ -3501,12 +3248,12 @@ export interface operations {
                              * @example 2026-09-25T12:00:00Z
                              */
                             period_start_at: string;
-                            spend_settled_micros: components["schemas"]["Int"];
-                            spend_reserved_micros: components["schemas"]["Int"];
-                            spend_remaining_micros: components["schemas"]["Int"] | null;
-                            tokens_settled: components["schemas"]["Int"];
-                            tokens_reserved: components["schemas"]["Int"];
-                            tokens_remaining: components["schemas"]["Int"] | null;
+                            spend_settled_micros: number;
+                            spend_reserved_micros: number;
+                            spend_remaining_micros: number | null;
+                            tokens_settled: number;
+                            tokens_reserved: number;
+                            tokens_remaining: number | null;
                         };
                     };
                 };
@@ -3597,9 +3344,9 @@ export interface operations {
             content: {
                 "application/json": {
                     limits: {
-                        spend_micros?: components["schemas"]["Int"] | null;
-                        tokens?: components["schemas"]["Int"] | null;
-                        runs_per_minute?: components["schemas"]["Int"] | null;
+                        spend_micros?: number | null;
+                        tokens?: number | null;
+                        runs_per_minute?: number | null;
                         /**
                          * @description day and month are UTC calendar periods; total never resets
                          * @enum {string}
@@ -3642,11 +3389,11 @@ export interface operations {
                         revoked_at: string | null;
                         limits: {
                             /** @description settled + reserved spend of the key's runs in the period, at most */
-                            spend_micros: components["schemas"]["Int"] | null;
+                            spend_micros: number | null;
                             /** @description settled + reserved tokens of the key's runs in the period, at most */
-                            tokens: components["schemas"]["Int"] | null;
+                            tokens: number | null;
                             /** @description a token bucket of this size, refilled at this many runs per minute */
-                            runs_per_minute: components["schemas"]["Int"] | null;
+                            runs_per_minute: number | null;
                             /**
                              * @description day and month are UTC calendar periods; total never resets
                              * @enum {string}
@@ -3659,12 +3406,12 @@ export interface operations {
                              * @example 2026-09-25T12:00:00Z
                              */
                             period_start_at: string;
-                            spend_settled_micros: components["schemas"]["Int"];
-                            spend_reserved_micros: components["schemas"]["Int"];
-                            spend_remaining_micros: components["schemas"]["Int"] | null;
-                            tokens_settled: components["schemas"]["Int"];
-                            tokens_reserved: components["schemas"]["Int"];
-                            tokens_remaining: components["schemas"]["Int"] | null;
+                            spend_settled_micros: number;
+                            spend_reserved_micros: number;
+                            spend_remaining_micros: number | null;
+                            tokens_settled: number;
+                            tokens_reserved: number;
+                            tokens_remaining: number | null;
                         };
                     };
                 };
@@ -3815,11 +3562,11 @@ export interface operations {
                         revoked_at: string | null;
                         limits: {
                             /** @description settled + reserved spend of the key's runs in the period, at most */
-                            spend_micros: components["schemas"]["Int"] | null;
+                            spend_micros: number | null;
                             /** @description settled + reserved tokens of the key's runs in the period, at most */
-                            tokens: components["schemas"]["Int"] | null;
+                            tokens: number | null;
                             /** @description a token bucket of this size, refilled at this many runs per minute */
-                            runs_per_minute: components["schemas"]["Int"] | null;
+                            runs_per_minute: number | null;
                             /**
                              * @description day and month are UTC calendar periods; total never resets
                              * @enum {string}
@@ -3832,12 +3579,12 @@ export interface operations {
                              * @example 2026-09-25T12:00:00Z
                              */
                             period_start_at: string;
-                            spend_settled_micros: components["schemas"]["Int"];
-                            spend_reserved_micros: components["schemas"]["Int"];
-                            spend_remaining_micros: components["schemas"]["Int"] | null;
-                            tokens_settled: components["schemas"]["Int"];
-                            tokens_reserved: components["schemas"]["Int"];
-                            tokens_remaining: components["schemas"]["Int"] | null;
+                            spend_settled_micros: number;
+                            spend_reserved_micros: number;
+                            spend_remaining_micros: number | null;
+                            tokens_settled: number;
+                            tokens_reserved: number;
+                            tokens_remaining: number | null;
                         };
                         /** @description otsk_ + 64 lowercase hex; shown once */
                         secret: string;
@@ -4527,32 +4274,17 @@ export interface operations {
                     "application/json": {
                         organization_id: string;
                         billing_enabled: boolean;
-                        /**
-                         * int
-                         * @description signed
-                         */
+                        /** @description signed */
                         balance_micros: number;
-                        /**
-                         * int
-                         * @description micro-USD (1,000,000 = 1 US dollar)
-                         */
+                        /** @description micro-USD (1,000,000 = 1 US dollar) */
                         reserved_micros: number;
-                        /**
-                         * int
-                         * @description micro-USD (1,000,000 = 1 US dollar)
-                         */
+                        /** @description micro-USD (1,000,000 = 1 US dollar) */
                         available_micros: number;
                         auto_recharge: {
                             enabled: boolean;
-                            /**
-                             * int
-                             * @description micro-USD (1,000,000 = 1 US dollar)
-                             */
+                            /** @description micro-USD (1,000,000 = 1 US dollar) */
                             threshold_micros: number;
-                            /**
-                             * int
-                             * @description micro-USD (1,000,000 = 1 US dollar)
-                             */
+                            /** @description micro-USD (1,000,000 = 1 US dollar) */
                             amount_micros: number;
                             payment_method: {
                                 id: string;
@@ -4576,10 +4308,7 @@ export interface operations {
                             id: string;
                             /** @enum {string} */
                             kind: "signup_credit" | "purchase" | "auto_recharge" | "grant" | "usage" | "refund";
-                            /**
-                             * int
-                             * @description signed
-                             */
+                            /** @description signed */
                             amount_micros: number;
                             description: string;
                             /**
@@ -4679,10 +4408,7 @@ export interface operations {
                     "application/json": {
                         checkout_id: string;
                         checkout_url: string;
-                        /**
-                         * int
-                         * @description micro-USD (1,000,000 = 1 US dollar)
-                         */
+                        /** @description micro-USD (1,000,000 = 1 US dollar) */
                         amount_micros: number;
                         /**
                          * @description UTC timestamp, second precision: YYYY-MM-DDTHH:MM:SSZ
@@ -4886,15 +4612,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         enabled: boolean;
-                        /**
-                         * int
-                         * @description micro-USD (1,000,000 = 1 US dollar)
-                         */
+                        /** @description micro-USD (1,000,000 = 1 US dollar) */
                         threshold_micros: number;
-                        /**
-                         * int
-                         * @description micro-USD (1,000,000 = 1 US dollar)
-                         */
+                        /** @description micro-USD (1,000,000 = 1 US dollar) */
                         amount_micros: number;
                         payment_method: {
                             id: string;
