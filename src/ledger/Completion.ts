@@ -1,10 +1,11 @@
 /**
  * A result that arrives once, waited for by fibers: what `Deferred` does, for the waits on the run's hot path
  * (admission's batch, settlement's commit). `Deferred.await` registers an interruption handler with every wait that
- * takes the waiter off the list if its fiber is interrupted: a finalizer on the fiber's stack per wait. The fibers that wait here are the runs' own, which nothing interrupts (src/runs/RunExecution.ts); should one
- * be interrupted all the same, its callback stays on the list until the result arrives, and is then called for a
- * fiber that has moved on, which ignores it. A wait after the result resumes at once. Code outside the runtime (the
- * run's flow, src/runs/RunExecution.ts) listens for the result with a callback.
+ * takes the waiter off the list if its fiber is interrupted: a finalizer on the fiber's stack per wait. The fibers
+ * that wait here are the runs' own, which nothing interrupts (src/runs/RunExecution.ts); should one be interrupted
+ * all the same, its callback stays on the list until the result arrives, and is then called for a fiber that has
+ * moved on, which ignores it. A wait after the result resumes at once. Code outside the runtime (the run's flow,
+ * src/runs/RunExecution.ts) listens for the result with a callback.
  */
 import { Effect, type Exit } from "effect"
 

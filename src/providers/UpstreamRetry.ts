@@ -51,9 +51,10 @@ export const retrySchedule = (options: {
 }): Schedule.Schedule<Duration.Duration, AttemptFailure> => {
   // Capped, then jittered to 50-100% of the capped delay.
   const backoff = Schedule.exponential(Duration.millis(options.baseDelayMs)).pipe(
-    Schedule.modifyDelay(({ duration }) =>
-      Effect.map(Random.next, (random) => Duration.times(Duration.min(duration, Duration.millis(MaxBackoffMs)), 0.5 + 0.5 * random))
-    )
+    Schedule.modifyDelay(({ duration }) => {
+      const capped = Duration.min(duration, Duration.millis(MaxBackoffMs))
+      return Effect.map(Random.next, (random) => Duration.times(capped, 0.5 + 0.5 * random))
+    })
   )
   return Schedule.max([backoff, Schedule.recurs(options.maxRetries)]).pipe(
     Schedule.setInputType<AttemptFailure>(),
