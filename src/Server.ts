@@ -1,10 +1,11 @@
 /**
  * The service, assembled: every group's handlers, the boundary, the OpenAPI document and docs page, over the
  * services the handlers compose (Services.ts), the database and telemetry. The order matters: what the handlers
- * need (the migrated database) is built before the server listens.
+ * need (the migrated database) is built before the server listens, and every route is registered on the router
+ * (Boundary.ts) before the server serves it.
  */
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, References } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../schema/Api.js"
 import { AppConfig } from "./config/AppConfig.js"
 import { DatabaseLive } from "./db/Sql.js"
@@ -28,11 +29,19 @@ import { listen } from "./http/Listen.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
 
-/** Every group's handlers, behind the boundary. */
-export const HandlersLive = HttpApiBuilder.api(Api).pipe(
+/** The boundary of the service's API: the route table, the request-shape middlewares and the router. */
+export const BoundaryLive = boundaryLayer(Api, BillingPagePaths)
+
+/** Every group's handlers, behind the boundary, and the OpenAPI document, registered on the router. */
+export const HandlersLive = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([HealthHttp, KeysHttp, RunsHttp, RouterHttp, UsageHttp, BillingHttp]),
-  Layer.provide(boundaryLayer(Api, BillingPagePaths)),
+  Layer.provide(BoundaryLive),
   Layer.provide(AuthenticationLive)
+)
+
+/** Every route: the API's, the docs page and the local billing pages. */
+export const RoutesLive = Layer.mergeAll(HandlersLive, docsLayer(Api, "/docs"), BillingPagesLive).pipe(
+  Layer.provide(BoundaryLive)
 )
 
 /**
@@ -44,14 +53,12 @@ export const HttpLive = (options: {
   readonly host: string
   readonly port: number
   readonly bootstrap: boolean
-  readonly directRoutes?: Layer.Layer<DirectRoutes, never, Layer.Layer.Context<typeof CreateRunRouteLive>>
+  readonly directRoutes?: Layer.Layer<DirectRoutes, never, Layer.Services<typeof CreateRunRouteLive>>
 }) =>
   Layer.merge(listen(options), MetricsLive).pipe(
     Layer.provide(options.directRoutes ?? CreateRunRouteLive),
-    Layer.provide(docsLayer("/docs")),
-    Layer.provide(BillingPagesLive),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-    Layer.provide(HandlersLive),
+    Layer.provide(RoutesLive),
+    Layer.provide(BoundaryLive),
     Layer.provide(options.bootstrap ? BootstrapLive : Layer.empty),
     Layer.provide(SweeperLive),
     Layer.provide(PlannerStatisticsLive),
@@ -59,16 +66,18 @@ export const HttpLive = (options: {
   )
 
 /** Log lines in the configured format, at the configured level. */
-export const LoggingLive = Layer.unwrapEffect(
+export const LoggingLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Layer.merge(
-      config.logFormat === "json" ? Logger.json : config.logFormat === "pretty" ? Logger.pretty : Logger.logFmt,
-      Logger.minimumLogLevel(config.logLevel)
+      Logger.layer([
+        config.logFormat === "json" ? Logger.consoleJson : config.logFormat === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt
+      ]),
+      Layer.succeed(References.MinimumLogLevel, config.logLevel)
     ))
 )
 
 /** The whole server as configured: database (migrated), telemetry and logging included. */
-export const ServerLive = Layer.unwrapEffect(
+export const ServerLive = Layer.unwrap(
   Effect.map(AppConfig, (config) => HttpLive({ host: config.host, port: config.port, bootstrap: true }))
 ).pipe(
   Layer.provide(DatabaseLive),

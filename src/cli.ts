@@ -4,15 +4,17 @@
  * running server's socket when a server owns it). `runCli` runs one command line in-process (the tests use it); run
  * as a program, this module runs `process.argv`.
  */
-import { CliConfig, Command, Options, ValidationError } from "@effect/cli"
-import { OpenApi } from "@effect/platform"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Context, Data, Effect, Either, FiberRef, HashSet, Layer, Logger, LogLevel, Option } from "effect"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Console, Context, Data, Effect, Layer, Logger, Option, References, Result } from "effect"
+import { CliConfig, CliError, CliOutput as Presentation, Command, GlobalFlag } from "effect/cli"
+import { OpenApi } from "effect/http-api"
 import { realpathSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Api } from "../schema/Api.js"
-import { cliConfig, cliHelp, name, version } from "./cli/Help.js"
+import { cliHelp, type CommandSpec, name, version } from "./cli/Help.js"
 import { optionWords, takeLogLevel } from "./cli/CommandLine.js"
+import { boolean, type CliOption, flagsOf, integer, optionalText, specsOf, text } from "./cli/Options.js"
 import { type CliOutput, colourConsole } from "./cli/Output.js"
 import { AppConfig } from "./config/AppConfig.js"
 import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
@@ -31,27 +33,55 @@ import { DirectoryLive } from "./Services.js"
  * The database the commands use: `SqlForTools` (the configured database, through a running server's socket when
  * one owns the embedded files). A test running the CLI inside the server's own process points it at that socket.
  */
-export class CliDatabase extends Context.Reference<CliDatabase>()("CliDatabase", {
-  defaultValue: (): typeof SqlForTools => SqlForTools
-}) {}
+export const CliDatabase = Context.Reference<typeof SqlForTools>("CliDatabase", { defaultValue: () => SqlForTools })
+export type CliDatabase = typeof CliDatabase
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
 /** The CLI's log lines: logfmt on stderr, so that stdout carries a command's JSON alone. */
-const CliLogger = Logger.withConsoleError(Logger.logfmtLogger)
+const CliLogger = Logger.withConsoleError(Logger.formatLogFmt)
 
-const serve = Command.make("serve", {}, () =>
+/** The values of a command's options, as its handler gets them. */
+type Values<Options> = { readonly [K in keyof Options]: Options[K] extends CliOption<infer A> ? A : never }
+
+/** A command and what its help says of it. */
+interface CliCommand {
+  readonly command: Command.Command<string, any, any, any, any>
+  readonly spec: CommandSpec
+}
+
+/** A command with options: parsed by effect/cli, described from the same options. */
+const leaf = <const Options extends Record<string, CliOption<any>>, E, R>(
+  commandName: string,
+  description: string,
+  options: Options,
+  handler: (values: Values<Options>) => Effect.Effect<void, E, R>
+) => ({
+  command: Command.make(commandName, flagsOf(options), (input) => handler(input as Values<Options>)).pipe(
+    Command.withDescription(description)
+  ),
+  spec: { name: commandName, description, options: specsOf(options) }
+})
+
+/** A group of commands; alone on the command line, it shows its help. */
+const group = (commandName: string, description: string, children: ReadonlyArray<CliCommand>): CliCommand => ({
+  command: Command.make(commandName, {}, () => showHelp([commandName])).pipe(
+    Command.withDescription(description),
+    Command.withSubcommands(children.map((child) => child.command))
+  ),
+  spec: { name: commandName, description, options: [], subcommands: children.map((child) => child.spec) }
+})
+
+const serve = leaf("serve", "Run the HTTP server (the same as npm start).", {}, () =>
   Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive)).pipe(
     // The server logs as `npm start` does (LOG_FORMAT, on stdout).
-    Effect.provide(Logger.replace(CliLogger, Logger.defaultLogger))
-  )).pipe(
-  Command.withDescription("Run the HTTP server (the same as npm start).")
-)
+    Effect.provideService(Logger.CurrentLoggers, new Set([Logger.defaultLogger]))
+  ))
 
-const migrateCommand = Command.make("migrate", {}, () =>
+const migrateCommand = leaf("migrate", "Apply the migrations not yet applied and print them.", {}, () =>
   Effect.flatMap(CliDatabase, (database) => Effect.provide(migrateDatabase, database)).pipe(
     Effect.flatMap((applied) => printJson({ applied: applied.map(([id, name]) => ({ id, name })) }))
-  )).pipe(Command.withDescription("Apply the migrations not yet applied and print them."))
+  ))
 
 /** Runs a command's effect on the services over the CLI's database (migrated) and prints its result. */
 const withServices = <A, E>(
@@ -63,34 +93,34 @@ const withServices = <A, E>(
       printJson
     ))
 
-const org = Options.text("org").pipe(Options.withDescription("organization id"))
-const user = Options.text("user").pipe(Options.withDescription("user id"))
-const email = Options.text("email").pipe(Options.withDescription("e-mail address"))
-const verified = Options.boolean("verified").pipe(Options.withDescription("the e-mail address is verified"))
+const org = text("org", "organization id")
+const user = text("user", "user id")
+const email = text("email", "e-mail address")
+const verified = boolean("verified", "the e-mail address is verified")
 
-const orgCreate = Command.make(
+const orgCreate = leaf(
   "create",
+  "Create an organization, its owner member and an owner API key with all nine scopes; prints {organization_id, owner_user_id, key: {id, secret}}.",
   {
-    name: Options.text("name").pipe(Options.withDescription("organization name")),
-    ownerEmail: Options.text("owner-email").pipe(Options.withDescription("the owner's e-mail address")),
-    ownerId: Options.optional(Options.text("owner-id").pipe(Options.withDescription("the owner's user id (default: generated)"))),
+    name: text("name", "organization name"),
+    ownerEmail: text("owner-email", "the owner's e-mail address"),
+    ownerId: optionalText("owner-id", "the owner's user id (default: generated)"),
     verified,
-    billing: Options.boolean("billing").pipe(Options.withDescription("turn billing on (runs then need prepaid credit)"))
+    billing: boolean("billing", "turn billing on (runs then need prepaid credit)")
   },
   (options) =>
     withServices(Effect.flatMap(Organizations, (organizations) =>
       organizations.create({ ...options, ownerId: Option.getOrUndefined(options.ownerId) })))
-).pipe(Command.withDescription(
-  "Create an organization, its owner member and an owner API key with all nine scopes; prints {organization_id, owner_user_id, key: {id, secret}}."
-))
+)
 
-const memberAdd = Command.make(
+const memberAdd = leaf(
   "add",
-  { org, user, email, role: Options.text("role").pipe(Options.withDescription("owner, admin, member, billing or viewer")), verified },
+  "Add a member to an organization (or change an existing member's role); prints the member.",
+  { org, user, email, role: text("role", "owner, admin, member, billing or viewer"), verified },
   (options) =>
     withServices(Effect.flatMap(Organizations, (organizations) =>
       organizations.addMember({ organizationId: options.org, userId: options.user, email: options.email, role: options.role, verified: options.verified })))
-).pipe(Command.withDescription("Add a member to an organization (or change an existing member's role); prints the member."))
+)
 
 const parseScopes = (value: string) => {
   const scopes = value.split(",").map((scope) => scope.trim()).filter((scope) => scope !== "")
@@ -102,13 +132,14 @@ const parseScopes = (value: string) => {
     : Effect.succeed(scopes as Array<Scope>)
 }
 
-const keyCreate = Command.make(
+const keyCreate = leaf(
   "create",
+  "Create an API key acting as a member, with scopes the member's role holds; prints {id, secret}.",
   {
     org,
     user,
-    name: Options.text("name").pipe(Options.withDescription("key name")),
-    scopes: Options.text("scopes").pipe(Options.withDescription("comma-separated scopes, within the user's role"))
+    name: text("name", "key name"),
+    scopes: text("scopes", "comma-separated scopes, within the user's role")
   },
   (options) =>
     withServices(Effect.gen(function*() {
@@ -130,20 +161,22 @@ const keyCreate = Command.make(
       })
       return { id: key.id, secret: key.secret }
     }))
-).pipe(Command.withDescription("Create an API key acting as a member, with scopes the member's role holds; prints {id, secret}."))
+)
 
-const keyRevoke = Command.make(
+const keyRevoke = leaf(
   "revoke",
-  { org, key: Options.text("key").pipe(Options.withDescription("key id")) },
+  "Revoke an API key (idempotent); prints the revoked key.",
+  { org, key: text("key", "key id") },
   (options) => withServices(Effect.flatMap(Keys, (keys) => keys.revokeAsOperator(options.org, options.key)))
-).pipe(Command.withDescription("Revoke an API key (idempotent); prints the revoked key."))
+)
 
-const creditGrant = Command.make(
+const creditGrant = leaf(
   "grant",
+  "Grant credit to an organization; prints the transaction and the new balance.",
   {
     org,
-    amountMicros: Options.integer("amount-micros").pipe(Options.withDescription("credit to add, in micro-USD (> 0)")),
-    reason: Options.text("reason").pipe(Options.withDescription("shown as the transaction's description"))
+    amountMicros: integer("amount-micros", "credit to add, in micro-USD (> 0)"),
+    reason: text("reason", "shown as the transaction's description")
   },
   (options) =>
     withServices(Effect.gen(function*() {
@@ -156,22 +189,25 @@ const creditGrant = Command.make(
       const [account] = yield* credit.balances([options.org])
       return { organization_id: options.org, transaction_id: id, amount_micros: options.amountMicros, balance_micros: account?.balance_micros ?? 0 }
     }))
-).pipe(Command.withDescription("Grant credit to an organization; prints the transaction and the new balance."))
+)
 
 const billingSwitch = (enabled: boolean) =>
-  Command.make(enabled ? "enable" : "disable", { org }, (options) =>
-    withServices(Effect.gen(function*() {
-      const updated = yield* (yield* CreditStore).setBilling(options.org, enabled)
-      if (Option.isNone(updated)) return yield* new InvalidInput({ message: `no organization ${options.org}` })
-      return { organization_id: options.org, billing_enabled: updated.value }
-    }))).pipe(Command.withDescription(
-      enabled
-        ? "Turn billing on: runs then need available credit for their ceiling (402 otherwise) and are debited."
-        : "Turn billing off: runs are never refused for credit and the balance is not debited."
-    ))
+  leaf(
+    enabled ? "enable" : "disable",
+    enabled
+      ? "Turn billing on: runs then need available credit for their ceiling (402 otherwise) and are debited."
+      : "Turn billing off: runs are never refused for credit and the balance is not debited.",
+    { org },
+    (options) =>
+      withServices(Effect.gen(function*() {
+        const updated = yield* (yield* CreditStore).setBilling(options.org, enabled)
+        if (Option.isNone(updated)) return yield* new InvalidInput({ message: `no organization ${options.org}` })
+        return { organization_id: options.org, billing_enabled: updated.value }
+      }))
+  )
 
-const limitOption = (name: string, description: string) =>
-  Options.optional(Options.text(name).pipe(Options.withDescription(`${description}, or "none" to remove the limit`)))
+const limitOption = (optionName: string, description: string) =>
+  optionalText(optionName, `${description}, or "none" to remove the limit`)
 
 const parseLimit = (name: string, value: Option.Option<string>, current: number | null) =>
   Option.match(value, {
@@ -184,8 +220,9 @@ const parseLimit = (name: string, value: Option.Option<string>, current: number 
         : Effect.fail(new InvalidInput({ message: `${name} must be a whole number >= 0 or "none"` }))
   })
 
-const quotaSet = Command.make(
+const quotaSet = leaf(
   "set",
+  "Set or remove an organization's period quotas (per UTC month); prints the limits.",
   {
     org,
     spendLimit: limitOption("spend-limit-micros", "period spend limit in micro-USD"),
@@ -201,20 +238,11 @@ const quotaSet = Command.make(
       yield* quota.setLimits(options.org, { spendLimitMicros, tokenLimit })
       return { organization_id: options.org, period_spend_limit_micros: spendLimitMicros, period_token_limit: tokenLimit }
     }))
-).pipe(Command.withDescription("Set or remove an organization's period quotas (per UTC month); prints the limits."))
+)
 
-const creditCommand = Command.make("credit", {}, () => showHelp(["credit"])).pipe(
-  Command.withDescription("Prepaid credit."),
-  Command.withSubcommands([creditGrant])
-)
-const billingCommand = Command.make("billing", {}, () => showHelp(["billing"])).pipe(
-  Command.withDescription("Billing of an organization."),
-  Command.withSubcommands([billingSwitch(true), billingSwitch(false)])
-)
-const quotaCommand = Command.make("quota", {}, () => showHelp(["quota"])).pipe(
-  Command.withDescription("Period quotas."),
-  Command.withSubcommands([quotaSet])
-)
+const creditCommand = group("credit", "Prepaid credit.", [creditGrant])
+const billingCommand = group("billing", "Billing of an organization.", [billingSwitch(true), billingSwitch(false)])
+const quotaCommand = group("quota", "Period quotas.", [quotaSet])
 
 /** What PostgreSQL (or the connection) said of a failed statement, with a hint where the schema is missing. */
 const sqlCause = (error: { readonly message: string; readonly cause?: unknown }): string => {
@@ -227,9 +255,10 @@ const sqlCause = (error: { readonly message: string; readonly cause?: unknown })
 /** An audit that found a rule of the ledger broken (its report, on stdout, names the rules and rows), or could not run. */
 class LedgerAuditFailed extends Data.TaggedError("LedgerAuditFailed")<{ readonly message: string }> {}
 
-const ledgerAudit = Command.make(
+const ledgerAudit = leaf(
   "audit",
-  { org: Options.optional(Options.text("org").pipe(Options.withDescription("audit this organization only"))) },
+  "Check the ledger's money rules in one consistent snapshot (read only; a rule broken exits 1); prints the report.",
+  { org: optionalText("org", "audit this organization only") },
   (options) =>
     Effect.gen(function*() {
       const { ledgerLeaseTtlSeconds } = yield* AppConfig
@@ -245,30 +274,14 @@ const ledgerAudit = Command.make(
           `${broken.map((check) => `${check.name} (${check.violations} row(s))`).join(", ")}; the report is on stdout`
       })
     })
-).pipe(Command.withDescription(
-  "Check the ledger's money rules in one consistent snapshot (read only; a rule broken exits 1); prints the report."
-))
-const ledgerCommand = Command.make("ledger", {}, () => showHelp(["ledger"])).pipe(
-  Command.withDescription("The ledger."),
-  Command.withSubcommands([ledgerAudit])
 )
+const ledgerCommand = group("ledger", "The ledger.", [ledgerAudit])
 
-const orgCommand = Command.make("org", {}, () => showHelp(["org"])).pipe(
-  Command.withDescription("Organizations."),
-  Command.withSubcommands([orgCreate])
-)
-const memberCommand = Command.make("member", {}, () => showHelp(["member"])).pipe(
-  Command.withDescription("Members of an organization."),
-  Command.withSubcommands([memberAdd])
-)
-const keyCommand = Command.make("key", {}, () => showHelp(["key"])).pipe(
-  Command.withDescription("API keys."),
-  Command.withSubcommands([keyCreate, keyRevoke])
-)
+const orgCommand = group("org", "Organizations.", [orgCreate])
+const memberCommand = group("member", "Members of an organization.", [memberAdd])
+const keyCommand = group("key", "API keys.", [keyCreate, keyRevoke])
 
-const openapi = Command.make("openapi", {}, () => printJson(OpenApi.fromApi(Api))).pipe(
-  Command.withDescription("Print the OpenAPI 3.1 document of this build.")
-)
+const openapi = leaf("openapi", "Print the OpenAPI 3.1 document of this build.", {}, () => printJson(OpenApi.fromApi(Api)))
 
 const commands = [
   serve,
@@ -283,19 +296,47 @@ const commands = [
   ledgerCommand
 ] as const
 
-const root = Command.make("arbiter", {}, () => showHelp([])).pipe(
+const root = Command.make(name, {}, () => showHelp([])).pipe(
   Command.withDescription("Arbiter operator commands."),
-  Command.withSubcommands(commands)
+  Command.withSubcommands(commands.map((command) => command.command))
 )
 
-const { showHelp, showUsage } = cliHelp(() => ({
-  rootHelp: Command.getHelp(root, cliConfig),
-  topLevel: commands.map((command) => command.descriptor)
+const { refusal, showHelp, showUsage } = cliHelp(() => ({
+  name,
+  description: "Arbiter operator commands.",
+  options: [],
+  subcommands: commands.map((command) => command.spec)
 }))
 
 export type { CliOutput }
 
-const app = Command.run(root, { name, version })
+/**
+ * What effect/cli would print, printed as the CLI always has: help and usage by Help.ts (a command line effect/cli
+ * refuses: the refusal in words, then the command's usage), the version alone.
+ */
+const presenter: Presentation.Presenter = {
+  present: (event) => {
+    switch (event._tag) {
+      case "Help":
+        return showHelp(event.commandPath.slice(1))
+      case "InvalidInvocation": {
+        const path = event.commandPath.slice(1)
+        const first = event.errors[0]
+        return Effect.andThen(first === undefined ? Effect.void : Console.error(`${refusal(path, first)}\n`), showUsage(path))
+      }
+      case "Version":
+        return Console.log(`${event.version}\n`)
+    }
+  }
+}
+
+/** Built in beside the commands: `--version` and `--completions` (help and `--log-level` are read before parsing). */
+const CliSettings = Layer.mergeAll(
+  CliConfig.layer({ builtIns: [GlobalFlag.Version, GlobalFlag.Completions] }),
+  Presentation.layerPresenter(presenter)
+)
+
+const app = Command.runWith(root, { version })
 
 const describeFailure = (error: unknown) =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
@@ -309,33 +350,33 @@ const describeFailure = (error: unknown) =>
 export const runCli = (args: ReadonlyArray<string>, output: CliOutput) => {
   const run = Effect.gen(function*() {
     const taken = takeLogLevel(args)
-    if (Either.isLeft(taken)) {
-      yield* Console.error(`${taken.left}\n`)
+    if (Result.isFailure(taken)) {
+      yield* Console.error(`${taken.failure}\n`)
       yield* showUsage(args)
       return 1
     }
-    const { level, rest } = taken.right
+    const { level, rest } = taken.success
     const words = optionWords(rest)
-    const command = words.includes("--help") || words.includes("-h")
+    const command: Effect.Effect<void, unknown, any> = words.includes("--help") || words.includes("-h")
       ? showHelp(rest)
-      : app(["node", name, ...rest])
+      : app(rest)
     return yield* command.pipe(
-      Logger.withMinimumLogLevel(Option.getOrElse(level, () => LogLevel.Warning)),
+      Effect.provideService(References.MinimumLogLevel, Option.getOrElse(level, () => "Warn" as const)),
       Option.isSome(level) ? Effect.updateService(AppConfig, (settings) => ({ ...settings, logLevel: level.value })) : (self) => self,
       Effect.as(0),
-      Effect.catchAll((error) =>
-        ValidationError.isValidationError(error)
-          // @effect/cli has printed the message.
-          ? Effect.as(showUsage(rest), 1)
+      Effect.catch((error) =>
+        CliError.isCliError(error)
+          // The presenter has printed the refusal and the usage.
+          ? Effect.succeed(1)
           : Effect.as(Console.error(describeFailure(error)), 1)
       )
     )
   })
   // The CLI's one logger, whatever loggers the caller's fiber had (a host that wrapped the default logger, as the
   // server's request context does, would otherwise keep its lines on stdout beside the command's JSON).
-  return Console.consoleWith((base) => Effect.withConsole(run, colourConsole(base, output))).pipe(
-    Effect.provide(CliConfig.layer(cliConfig)),
-    Effect.locally(FiberRef.currentLoggers, HashSet.make<Array<Logger.Logger<unknown, any>>>(CliLogger))
+  return Console.consoleWith((base) => Effect.provideService(run, Console.Console, colourConsole(base, output))).pipe(
+    Effect.provide(CliSettings),
+    Effect.provideService(Logger.CurrentLoggers, new Set([CliLogger]))
   )
 }
 
@@ -356,7 +397,7 @@ if (invokedAsProgram) {
   }).pipe(
     Effect.flatMap((code) => Effect.sync(() => (process.exitCode = code))),
     Effect.provide(AppConfig.layer),
-    Effect.provide(NodeContext.layer)
+    Effect.provide(NodeServices.layer)
   )
-  NodeRuntime.runMain(program, { disablePrettyLogger: true })
+  NodeRuntime.runMain(program)
 }

@@ -1,8 +1,8 @@
 /**
- * The operator CLI's command line, before @effect/cli reads it: the words that can be options (those before `--`),
+ * The operator CLI's command line, before effect/cli reads it: the words that can be options (those before `--`),
  * and the global `--log-level` taken out of the line wherever it stands.
  */
-import { Either, type LogLevel, Option } from "effect"
+import { type LogLevel, Option, Result } from "effect"
 import { logLevelNamed, logLevelNames } from "../config/AppConfig.js"
 
 /** The words of a command line before `--` (after it, everything is a value). */
@@ -12,7 +12,7 @@ export const optionWords = (args: ReadonlyArray<string>) => {
 }
 
 /** Takes `--log-level NAME` (or `--log-level=NAME`) out of a command line; fails with a usage message. */
-export const takeLogLevel = (args: ReadonlyArray<string>): Either.Either<
+export const takeLogLevel = (args: ReadonlyArray<string>): Result.Result<
   { readonly level: Option.Option<LogLevel.LogLevel>; readonly rest: ReadonlyArray<string> },
   string
 > => {
@@ -26,13 +26,13 @@ export const takeLogLevel = (args: ReadonlyArray<string>): Either.Either<
       continue
     }
     const value = word === "--log-level" ? words[++index] : word.slice("--log-level=".length)
-    const named = value === undefined ? Option.none() : logLevelNamed(value)
+    const named = value === undefined ? Option.none<LogLevel.LogLevel>() : logLevelNamed(value)
     if (Option.isNone(named)) {
-      return Either.left(
+      return Result.fail(
         `--log-level takes one of ${logLevelNames.join(", ")}${value === undefined ? "" : `, not ${JSON.stringify(value)}`}`
       )
     }
     level = named
   }
-  return Either.right({ level, rest: [...rest, ...args.slice(words.length)] })
+  return Result.succeed({ level, rest: [...rest, ...args.slice(words.length)] })
 }

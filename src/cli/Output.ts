@@ -26,14 +26,6 @@ export const colourConsole = (base: Console.Console, output: CliOutput): Console
     info: (...args) => base.info(...stdout(args)),
     debug: (...args) => base.debug(...stdout(args)),
     error: (...args) => base.error(...stderr(args)),
-    warn: (...args) => base.warn(...stderr(args)),
-    unsafe: {
-      ...base.unsafe,
-      log: (...args) => base.unsafe.log(...stdout(args)),
-      info: (...args) => base.unsafe.info(...stdout(args)),
-      debug: (...args) => base.unsafe.debug(...stdout(args)),
-      error: (...args) => base.unsafe.error(...stderr(args)),
-      warn: (...args) => base.unsafe.warn(...stderr(args))
-    }
+    warn: (...args) => base.warn(...stderr(args))
   }
 }

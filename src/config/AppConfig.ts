@@ -82,7 +82,7 @@ export const logLevelNamed = (name: string): Option.Option<LogLevel.LogLevel> =>
 
 /** A setting's value refused with `message` (reported as the setting's error). */
 const invalid = (value: unknown, message: string) =>
-  Effect.fail(new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue(Option.some(value), { message }))))
+  Effect.fail(new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message }, value))))
 
 /** `config` checked by `validation`, refused with `message` when it does not hold. */
 const validate = <A>(options: { readonly message: string; readonly validation: (value: A) => boolean }) =>

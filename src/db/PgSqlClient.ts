@@ -35,12 +35,17 @@ const compiler = Statement.makeCompiler({
 type Queryable = pg.Pool | pg.PoolClient
 
 /** One statement on the pool (a connection borrowed for it) or on a held connection. */
-const query = <A>(on: Queryable, config: pg.QueryConfig | string, params: ReadonlyArray<unknown>, pick: (result: pg.QueryResult) => A) =>
+const query = <A>(
+  on: Queryable,
+  config: pg.QueryArrayConfig | string,
+  params: ReadonlyArray<unknown>,
+  pick: (result: pg.QueryResult) => A
+) =>
   Effect.callback<A, SqlError>((resume) => {
     const done = (error: Error | null, result: pg.QueryResult) =>
       resume(error ? Effect.fail(toSqlError(error, "Failed to execute statement")) : Effect.succeed(pick(result)))
     if (typeof config === "string") on.query(config, params as Array<unknown>, done)
-    else on.query({ ...config, values: params as Array<unknown> }, done)
+    else on.query({ ...config, values: params as Array<unknown> }, done as (error: Error | null, result: pg.QueryArrayResult) => void)
   })
 
 /** Rows of a result; a multi-statement text answers one array of rows per statement. */

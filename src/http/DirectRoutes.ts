@@ -8,14 +8,14 @@
  * every failure back to the API (`viaApi`), which answers it through the same boundary, error encoding and observation
  * as any other request, so a refusal reads the same whichever way the request came.
  */
-import type { HttpServerResponse } from "@effect/platform"
-import { Context, type Effect, type Runtime } from "effect"
+import { Context, type Effect } from "effect"
+import type { HttpServerResponse } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** What the server gives a direct route. */
 export interface DirectServer {
-  /** The server's runtime: its loggers wrapped with the request log context (RequestLogContext.ts). */
-  readonly runtime: Runtime.Runtime<never>
+  /** The server's services: its loggers wrapped with the request log context (RequestLogContext.ts). */
+  readonly runtime: Context.Context<never>
   /**
    * Answers the request through the API as if its route had answered with `answer` (a failure, usually): the edge
    * (request id, CORS), the error encoding and the observation of every request. The request's body must already
@@ -41,4 +41,4 @@ export interface DirectRoute {
 }
 
 /** The direct routes of a server (none unless a layer provides them). */
-export class DirectRoutes extends Context.Tag("DirectRoutes")<DirectRoutes, ReadonlyArray<DirectRoute>>() {}
+export class DirectRoutes extends Context.Service<DirectRoutes, ReadonlyArray<DirectRoute>>()("DirectRoutes") {}

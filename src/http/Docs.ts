@@ -1,11 +1,12 @@
 /**
- * `GET /docs`: the interactive API reference (Scalar) over the OpenAPI document, the same page @effect/platform's
- * `HttpApiScalar.layer` serves, except that Scalar's 3.3 MB script is read from the installed @effect/platform on
+ * `GET /docs`: the interactive API reference (Scalar) over the OpenAPI document, the same page effect's
+ * `HttpApiScalar.layer` serves, except that Scalar's 3.3 MB script is read from the installed effect on
  * the first request instead of being compiled into the bundle: as a string literal in dist/main.mjs it cost every
  * start about 0.2 s (reading, decoding and scanning it), for a page most starts never serve.
  */
-import { HttpApi, HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { type HttpApi, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -14,16 +15,16 @@ import { escapeHtml } from "../billing/LocalPages.js"
 /** Scalar's standalone script, from the module HttpApiScalar inlines it from (beside its CommonJS build). */
 const loadScalarScript = Effect.tryPromise({
   try: async () => {
-    const entry = createRequire(import.meta.url).resolve("@effect/platform/HttpApiScalar")
+    const entry = createRequire(import.meta.url).resolve("effect/http-api/HttpApiScalar")
     const module = await import(pathToFileURL(join(dirname(entry), "internal", "httpApiScalar.js")).href)
     const script: unknown = module.javascript ?? module.default?.javascript
-    if (typeof script !== "string") throw new Error("@effect/platform's httpApiScalar module has no `javascript` string")
+    if (typeof script !== "string") throw new Error("effect's httpApiScalar module has no `javascript` string")
     return script
   },
   catch: (cause) => new Error(`the API reference's script could not be loaded: ${String(cause)}`, { cause })
 }).pipe(Effect.orDie)
 
-// As in @effect/platform's internal/html.ts: JSON inside <script> must not close the tag or break a string literal.
+// As in effect's http-api/internal/html.ts: JSON inside <script> must not close the tag or break a string literal.
 const escapeJson = (value: unknown): string =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/[\u2028\u2029]/g, (c) => (c === "\u2028" ? "\\u2028" : "\\u2029"))
 
@@ -53,19 +54,20 @@ const docsPage = (spec: OpenApi.OpenAPISpec, script: string): string => {
 </html>`
 }
 
-/** Serves the page at `path`, built (the OpenAPI document and the script) on its first request and kept. */
-export const docsLayer = (path: `/${string}`) =>
-  HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function*() {
-      const { api } = yield* HttpApi.Api
-      let page: string | undefined
-      yield* router.get(
-        path,
-        Effect.suspend(() =>
-          page !== undefined
-            ? Effect.succeed(page)
-            : Effect.map(loadScalarScript, (script) => (page = docsPage(OpenApi.fromApi(api), script)))
-        ).pipe(Effect.map((html) => HttpServerResponse.html(html)))
-      )
-    })
-  )
+/** Serves the page of `api` at `path`, built (the OpenAPI document and the script) on its first request and kept. */
+export const docsLayer = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>,
+  path: `/${string}`
+) =>
+  HttpRouter.use((router) => {
+    let page: string | undefined
+    return router.add(
+      "GET",
+      path,
+      Effect.suspend(() =>
+        page !== undefined
+          ? Effect.succeed(page)
+          : Effect.map(loadScalarScript, (script) => (page = docsPage(OpenApi.fromApi(api), script)))
+      ).pipe(Effect.map((html) => HttpServerResponse.html(html)))
+    )
+  })

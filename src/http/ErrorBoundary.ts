@@ -6,81 +6,83 @@
  * errors as they are, and anything unexpected as `500 internal_error`, logged with its cause. Database failures
  * arrive here already mapped (`database_unavailable`, at each repository's edge: db/Unavailable.ts).
  */
-import { HttpApiError, HttpApp, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, FiberRef, Option } from "effect"
+import { ByteSize, Cause, Context, Effect, Scope } from "effect"
+import { HttpEffect, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
 import { MiB } from "../../schema/Annotations.js"
-import {
-  CurrentRequestId,
-  ErrorClasses,
-  InternalError,
-  JsonDataRejection,
-  JsonSyntaxRejection,
-  PayloadTooLargeRejection,
-  QueryStringRejection,
-  UnsupportedMediaTypeRejection
-} from "../../schema/Errors.js"
+import { CurrentRequestId, InternalError } from "../../schema/Errors.js"
 import type { Cors } from "./Cors.js"
-import { badBody, CurrentStyle, describeIssue, notJson } from "./Rejection.js"
+import { contractErrorResponse, isContractError } from "./ErrorResponses.js"
+import { badBody, CurrentStyle, describeParseError, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
-import { hasBody, readBody } from "./RequestShape.js"
+import { hasBody, nodeRequestOf, readBody } from "./RequestShape.js"
 import type { RouteTable } from "./RouteTable.js"
 import { annotateSpan } from "../telemetry/Spans.js"
 
-const knownTags = new Set<string>([
-  ...ErrorClasses.map((cls) => cls._tag),
-  JsonDataRejection._tag,
-  JsonSyntaxRejection._tag,
-  PayloadTooLargeRejection._tag,
-  QueryStringRejection._tag,
-  UnsupportedMediaTypeRejection._tag
-])
-
-const tagOf = (u: unknown): string | undefined =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
-
 const emptyResponse = (status: number) => HttpServerResponse.empty({ status, headers: { "content-length": "0" } })
 
-const unexpected = (cause: Cause.Cause<unknown>) =>
-  Effect.zipRight(
+const MaxBodySize = ByteSize.bytes(MiB)
+
+/** One of the contract's errors as its response (an error that cannot be encoded is unexpected). */
+const respond = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.catch(contractErrorResponse(error)!, () => unexpected(Cause.die(error)))
+
+const unexpected = (cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.andThen(
     Effect.logError("unexpected failure", cause),
-    Effect.fail(new InternalError({ message: "internal error" }))
+    Effect.orDie(contractErrorResponse(new InternalError({ message: "internal error" }))!)
   )
 
-const mapCause = (table: RouteTable, path: string) => (cause: Cause.Cause<unknown>) =>
-  Effect.gen(function*() {
-    const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure)) {
-      const error = failure.value
-      if (error instanceof HttpServerError.RouteNotFound) return emptyResponse(table.allowsPath(path) ? 405 : 404)
-      if (error instanceof HttpApiError.HttpApiDecodeError) {
-        const style = (yield* FiberRef.get(CurrentStyle)) ?? "json"
-        const first = error.issues[0]
-        return yield* badBody(style, first === undefined ? error.message : describeIssue(first))
-      }
-      const tag = tagOf(error)
-      if (tag !== undefined && knownTags.has(tag)) return yield* Effect.failCause(cause)
-      return yield* unexpected(cause)
-    }
-    const defect = Cause.dieOption(cause)
-    if (Option.isSome(defect)) {
-      const error = defect.value
-      if (error instanceof HttpServerError.RequestError && error.cause instanceof SyntaxError) {
-        const style = (yield* FiberRef.get(CurrentStyle)) ?? "json"
-        return yield* notJson(style, error.cause.message)
-      }
-      return yield* unexpected(cause)
-    }
-    return yield* Effect.failCause(cause)
-  })
+/** A decoding failure of HttpApi's, in the route's rejection style (JSON where no route set one). */
+const decodingFailure = (request: HttpServerRequest.HttpServerRequest, error: HttpApiError.HttpApiSchemaError) =>
+  respond(badBody(CurrentStyle.get(nodeRequestOf(request)) ?? "json", describeParseError(error.cause)))
 
-/** The edge middleware of an API, for a route table and a CORS policy. */
-export const errorBoundary = (table: RouteTable, cors: Cors) => (app: HttpApp.Default): HttpApp.Default<unknown> =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+/** A body the platform could not parse as JSON, in the route's rejection style. */
+const unparsedBody = (request: HttpServerRequest.HttpServerRequest, error: unknown) => {
+  if (!HttpServerError.isHttpServerError(error) || error.reason._tag !== "RequestParseError") return undefined
+  const cause = error.reason.cause
+  return cause instanceof SyntaxError
+    ? respond(notJson(CurrentStyle.get(nodeRequestOf(request)) ?? "json", cause.message))
+    : undefined
+}
+
+/** Whatever escaped the router, as the contract's answer (an interruption stays one: the client went away). */
+const mapCause = (table: RouteTable, request: HttpServerRequest.HttpServerRequest, path: string) =>
+(cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+  const reason = cause.reasons.find((each) => !Cause.isInterruptReason(each))
+  const error = reason === undefined ? undefined : Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
+  if (HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound") {
+    return Effect.succeed(emptyResponse(table.allowsPath(path) ? 405 : 404))
+  }
+  if (HttpApiError.HttpApiSchemaError.is(error)) return decodingFailure(request, error)
+  if (reason !== undefined && Cause.isFailReason(reason) && isContractError(error)) return respond(error)
+  return unparsedBody(request, error) ?? unexpected(cause)
+}
+
+/** Headers every response of the request carries: its id, and CORS for an allowed origin. */
+const stampResponses = (fiber: { readonly context: Context.Context<never> }, requestId: string, cors: Record<string, string> | undefined) =>
+  HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
+    Effect.succeed(
+      cors === undefined
+        ? HttpServerResponse.setHeader(response, "x-request-id", requestId)
+        : HttpServerResponse.setHeaders(response, { ...cors, "x-request-id": requestId })
+    ))
+
+/**
+ * The edge of an API's app, for a route table and a CORS policy: every response it answers is final (the contract's
+ * errors encoded here), so nothing reaches the platform's own error answer but an interruption.
+ */
+export const errorBoundary = (table: RouteTable, cors: Cors) =>
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest | Scope.Scope> =>
+  Effect.withFiber((fiber) => {
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const headers = request.headers
     const requestId = requestIdFor(headers["x-request-id"])
-    yield* FiberRef.set(CurrentRequestId, requestId)
-    yield* annotateSpan({ "http.request_id": requestId })
+    // The id stays on the request's fiber for the rest of the request, as its log lines and error envelopes read it.
+    fiber.setContext(Context.add(fiber.context, CurrentRequestId, requestId))
     const query = request.url.indexOf("?")
     const path = query === -1 ? request.url : request.url.slice(0, query)
     // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both).
@@ -90,27 +92,25 @@ export const errorBoundary = (table: RouteTable, cors: Cors) => (app: HttpApp.De
     const preflight = known
       ? cors.preflightHeaders(request.method, headers.origin, headers["access-control-request-method"])
       : undefined
-    if (preflight !== undefined) {
-      return HttpServerResponse.empty({
-        status: 204,
-        headers: { ...preflight, "x-request-id": requestId, "content-length": "0" }
-      })
-    }
-    const corsHeaders = cors.responseHeaders(headers.origin)
-    yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(
-        corsHeaders === undefined
-          ? HttpServerResponse.setHeader(response, "x-request-id", requestId)
-          : HttpServerResponse.setHeaders(response, { ...corsHeaders, "x-request-id": requestId })
+    const answer = Effect.suspend(() => {
+      if (preflight !== undefined) {
+        return Effect.succeed(HttpServerResponse.empty({
+          status: 204,
+          headers: { ...preflight, "x-request-id": requestId, "content-length": "0" }
+        }))
+      }
+      stampResponses(fiber, requestId, cors.responseHeaders(headers.origin))
+      if (odd) return Effect.succeed(emptyResponse(404))
+      // HEAD is not served (docs/decisions.md, Boundary): the router would answer it as GET.
+      if (request.method === "HEAD") return Effect.succeed(emptyResponse(known ? 405 : 404))
+      // Nothing reads a body sent to health, the OpenAPI document or the docs; the 1 MiB limit still holds there.
+      const unshaped = known && hasBody(headers) && table.unshapedPath(path)
+      return (unshaped ? Effect.andThen(readBody(request, { bodyLimit: MiB, tooLargeStyle: "plain" }), app) : app).pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, MaxBodySize)
       )
-    )
-    if (odd) return emptyResponse(404)
-    // HEAD is not served (docs/decisions.md, Boundary): the router would answer it as GET.
-    if (request.method === "HEAD") return emptyResponse(known ? 405 : 404)
-    // Nothing reads a body sent to health, the OpenAPI document or the docs; the 1 MiB limit still holds there.
-    const unshaped = known && hasBody(headers) && table.unshapedPath(path)
-    return yield* (unshaped ? Effect.zipRight(readBody(request, { bodyLimit: MiB, tooLargeStyle: "plain" }), app) : app).pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(MiB)),
-      Effect.catchAllCause(mapCause(table, path))
+    })
+    return Effect.andThen(
+      annotateSpan({ "http.request_id": requestId }),
+      Effect.catchCause(answer, mapCause(table, request, path))
     )
   })

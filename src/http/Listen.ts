@@ -1,76 +1,76 @@
 /**
- * Serves a built HttpApi on a Node HTTP server. The app and everything it needs (database, migrations) are built
- * first and the request handler is attached when the server is created, before it listens: a connection accepted
- * during start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer).
- * The overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
- * exact method and URL, if any (DirectRoutes.ts), else to the API's router. Every request is counted, timed and
+ * Serves the router an HttpApi and the pages beside it are registered on (HttpRouter, with the boundary of
+ * Boundary.ts) on a Node HTTP server. The routes and everything they need (database, migrations) are built first and
+ * the request handler is attached when the server is created, before it listens: a connection accepted during
+ * start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer). The
+ * overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
+ * exact method and URL, if any (DirectRoutes.ts), else to the router. Every request is counted, timed and
  * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
  * trace id (RequestLogContext.ts).
  */
-import { HttpApi, HttpApiBuilder, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer, NodeHttpServerRequest } from "@effect/platform-node"
-import { Chunk, Context, Effect, Layer, LogLevel, Option } from "effect"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Context, Effect, Layer, LogLevel, Option } from "effect"
+import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.js"
-import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
+import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
+import { Boundary } from "./Boundary.js"
 import { makeCors } from "./Cors.js"
+import { errorBoundary } from "./ErrorBoundary.js"
 import { type Accepting, acceptOnCopies, prepareAlone, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
+import { nodeRequestOf } from "./RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
 /** Where the server listens. */
-export class ServerAddress extends Context.Tag("ServerAddress")<
+export class ServerAddress extends Context.Service<
   ServerAddress,
   { readonly host: string; readonly port: number; readonly url: string }
->() {}
+>()("ServerAddress") {}
 
 const NoLabels = labels({})
 
 /** The guard's in-flight counts and limit as gauges, read before each scrape or push. */
 const guardGauges = (guard: OverloadGuard) =>
   addGaugeSampler(() => {
-    runsInFlight.unsafeUpdate(guard.inFlight(), NoLabels)
-    runsUsingProcess.unsafeUpdate(guard.using(), NoLabels)
-    runsConcurrencyLimit.unsafeUpdate(guard.limit(), NoLabels)
+    record(runsInFlight, guard.inFlight(), NoLabels)
+    record(runsUsingProcess, guard.using(), NoLabels)
+    record(runsConcurrencyLimit, guard.limit(), NoLabels)
   })
 
 /**
- * The API's app, observed: counted, timed and logged per request, with the request's log context. Beside it, the app
- * that answers what a direct route hands back (DirectRoutes.ts): the answer it was given, inside the same edge and
- * error encoding as the router's (HttpApiBuilder.httpApp composes the router with them the same way), observed alike.
+ * The API's app (the router the API's routes and the pages beside it are registered on), inside the edge
+ * (ErrorBoundary.ts) and observed: counted, timed and logged per request, with the request's log context. Beside it,
+ * the app that answers what a direct route hands back (DirectRoutes.ts): the answer it was given, inside the same edge
+ * and error encoding as the router's, observed alike.
  */
 const observedApps = Effect.gen(function*() {
   const config = yield* AppConfig
   yield* requestLogContext
-  const app = yield* HttpApiBuilder.httpApp
-  const router = yield* HttpApiBuilder.Router.router
-  const routes = makeRouteLabeler(Chunk.toReadonlyArray(router.routes))
+  const { table } = yield* Boundary
+  const router = yield* HttpRouter.HttpRouter
+  const routes = makeRouteLabeler(table.routes)
   // Below LOG_LEVEL=info the access line would be dropped anyway: skip building it.
-  const accessLog = config.accessLog && LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
+  const accessLog = config.accessLog && LogLevel.isGreaterThanOrEqualTo("Info", config.logLevel)
   const observe = observeRequests({ routes, accessLog })
-  const { api } = yield* HttpApi.Api
-  const encodeErrors = yield* HttpApiBuilder.buildMiddleware(api)
-  const edge = yield* (yield* HttpApiBuilder.Middleware).retrieve
+  const edge = errorBoundary(table, makeCors(config.corsAllowedOrigins))
   const handedBack = new WeakMap<IncomingMessage, Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
-  const answerHandedBack = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const raw = NodeHttpServerRequest.toIncomingMessage(request)
+  const answerHandedBack = Effect.withFiber((fiber) => {
+    const raw = nodeRequestOf(Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest))
     const answer = handedBack.get(raw)
     handedBack.delete(raw)
     return answer ?? Effect.die(new Error("a direct route handed back no answer"))
   })
   return {
-    app: observe(app),
-    // buildMiddleware's type leaves out the request it is always run with (as inside HttpApiBuilder.httpApp).
-    handedBackApp: observe(
-      encodeErrors(edge(answerHandedBack) as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>) as typeof answerHandedBack
-    ),
+    app: observe(edge(router.asHttpEffect())),
+    handedBackApp: observe(edge(answerHandedBack)),
     handedBack,
     observeAnswer: observeAnswer(accessLog),
     accessLog,
-    runtime: yield* Effect.runtime<never>()
+    services: yield* Effect.context<never>()
   }
 })
 
@@ -78,10 +78,11 @@ const observedApps = Effect.gen(function*() {
 const requestHandlers = Effect.gen(function*() {
   const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
   const apps = yield* observedApps
-  const handler = yield* NodeHttpServer.makeHandler(apps.app)
-  const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp)
+  const scope = yield* Effect.scope
+  const handler = yield* NodeHttpServer.makeHandler(apps.app, { scope })
+  const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp, { scope })
   const server: DirectServer = {
-    runtime: apps.runtime,
+    runtime: apps.services,
     observe: (method, route, status, durationMs) => {
       const line = apps.observeAnswer(method, route, status, durationMs)
       return apps.accessLog ? line : undefined
@@ -117,7 +118,7 @@ const preparePort = (options: { readonly host: string; readonly port: number }) 
 
 /** Builds the API's app, then listens on host and port (0 picks a free port). */
 export const listen = (options: { readonly host: string; readonly port: number }) =>
-  Layer.scoped(
+  Layer.effect(
     ServerAddress,
     Effect.gen(function*() {
       const accept = yield* preparePort(options)
@@ -142,7 +143,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
       const accepting = yield* Effect.acquireRelease(
         Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),
         ({ stop }) =>
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             // The server's own close would wait only for the connections of its own copy.
             stop(() => resume(Effect.void))
             server.closeIdleConnections()
@@ -159,6 +160,4 @@ export const listen = (options: { readonly host: string; readonly port: number }
       yield* Effect.logInfo(`listening on ${url}`)
       return { host: address.address, port: address.port, url }
     })
-  ).pipe(
-    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, NodeHttpServer.layerContext])
-  )
+  ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

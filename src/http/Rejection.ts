@@ -2,9 +2,8 @@
  * The wording of body and query rejections, in both styles of the contract: axum's plain-text bodies on the keys,
  * billing and usage routes, the JSON `invalid_body` / `body_too_large` envelope on the runs and router routes.
  */
-import type { ParseResult } from "effect"
-import { ArrayFormatter } from "effect/ParseResult"
-import { FiberRef } from "effect"
+import { type Schema, SchemaIssue } from "effect"
+import type { IncomingMessage } from "node:http"
 import type { RejectionStyle } from "../../schema/Annotations.js"
 import {
   BodyTooLarge,
@@ -16,8 +15,15 @@ import {
   UnsupportedMediaTypeRejection
 } from "../../schema/Errors.js"
 
-/** The rejection style of the matched route; set by RequestShape, read by the edge after decoding failed. */
-export const CurrentStyle = FiberRef.unsafeMake<RejectionStyle | undefined>(undefined)
+/**
+ * The rejection style of the matched route by request (the Node request under it): set by RequestShape, read by the
+ * edge after decoding failed, which runs outside the route's middleware and so sees nothing the middleware provides.
+ */
+export const CurrentStyle = {
+  styles: new WeakMap<IncomingMessage, RejectionStyle>(),
+  get: (request: IncomingMessage): RejectionStyle | undefined => CurrentStyle.styles.get(request),
+  set: (request: IncomingMessage, style: RejectionStyle): void => void CurrentStyle.styles.set(request, style)
+}
 
 /** One decoding issue in words, e.g. `unknown field "foo"` or `deadline_ms: Expected ...`. */
 export const describeIssue = (issue: { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }) => {
@@ -28,9 +34,22 @@ export const describeIssue = (issue: { readonly path: ReadonlyArray<PropertyKey>
   return path === "" ? issue.message : `${path}: ${issue.message}`
 }
 
-/** The first issue of a parse error in words. */
-export const describeParseError = (error: ParseResult.ParseError): string => {
-  const issues = ArrayFormatter.formatErrorSync(error)
+/** Schema's wording of an issue, but a missing or unexpected key in the words `describeIssue` names fields by. */
+const leafHook: SchemaIssue.LeafHook = (issue) =>
+  issue._tag === "MissingKey" ? "is missing" : issue._tag === "UnexpectedKey" ? "is unexpected" : SchemaIssue.defaultLeafHook(issue)
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook })
+
+/** Each issue of a schema failure with its path and message. */
+export const issuesOf = (issue: SchemaIssue.Issue): ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> =>
+  formatIssues(issue).issues.map((each) => ({
+    path: (each.path ?? []).map((key) => typeof key === "object" ? key.key : key),
+    message: each.message
+  }))
+
+/** The first issue of a schema failure in words. */
+export const describeParseError = (error: Schema.SchemaError | SchemaIssue.Issue): string => {
+  const issues = issuesOf("issue" in error ? error.issue : error)
   return issues.length === 0 ? "does not match the schema" : describeIssue(issues[0]!)
 }
 

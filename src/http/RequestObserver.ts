@@ -5,9 +5,8 @@
  * whole app, error mapping included, so the status is the one sent; a request the overload guard sheds never
  * reaches it (Overload.ts counts those). The work per request is a route lookup, two metric updates and the line.
  */
-import { HttpServerError, HttpServerRequest } from "@effect/platform"
-import type { HttpApp, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Effect, Exit, FiberRef, HashMap } from "effect"
+import { Cause, Context, Effect, Exit, References } from "effect"
+import { HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { count, httpRequestSeconds, httpRequests, labels, LabelSets, record } from "../telemetry/Metrics.js"
 import { methodLabel, pathOf, type RouteLabeler } from "./RouteLabels.js"
 
@@ -21,7 +20,7 @@ const requestSeries = new LabelSets((key) => {
 
 const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>): number => {
   if (Exit.isSuccess(exit)) return exit.value.status
-  if (Cause.isInterruptedOnly(exit.cause)) return ClientClosedStatus
+  if (Cause.hasInterruptsOnly(exit.cause)) return ClientClosedStatus
   return HttpServerError.causeResponseStripped(exit.cause)[0].status
 }
 
@@ -30,15 +29,16 @@ const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown
  * would, at twice the cost): the fiber ends with the response.
  */
 const accessLine = (method: string, route: string, status: number, durationMs: number) =>
-  Effect.zipRight(
-    FiberRef.update(FiberRef.currentLogAnnotations, (annotations) =>
-      HashMap.set(
-        HashMap.set(HashMap.set(HashMap.set(annotations, "method", method), "route", route), "status", status),
-        "duration_ms",
-        Math.round(durationMs * 1000) / 1000
-      )),
-    Effect.logInfo("request")
-  )
+  Effect.withFiber((fiber) => {
+    fiber.setContext(Context.add(fiber.context, References.CurrentLogAnnotations, {
+      ...fiber.getRef(References.CurrentLogAnnotations),
+      method,
+      route,
+      status,
+      duration_ms: Math.round(durationMs * 1000) / 1000
+    }))
+    return Effect.logInfo("request")
+  })
 
 /** What is left of one answered request: its count and latency, and (when `accessLog`) its access line. */
 export const observeAnswer = (accessLog: boolean) =>
@@ -52,10 +52,12 @@ export const observeAnswer = (accessLog: boolean) =>
 
 /** Wraps an app so each request is counted, timed and (when `accessLog`) logged. */
 export const observeRequests = (options: { readonly routes: RouteLabeler; readonly accessLog: boolean }) =>
-<E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => {
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> => {
   const observe = observeAnswer(options.accessLog)
-  return Effect.withFiberRuntime((fiber) => {
-    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+  return Effect.withFiber((fiber) => {
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const started = performance.now()
     return Effect.onExit(app, (exit) =>
       observe(request.method, options.routes(request.method, pathOf(request.url)), statusOf(exit), performance.now() - started))

@@ -6,9 +6,10 @@
  * records the route's rejection style for the edge, which maps whatever decoding fails afterwards. Last, it checks
  * the endpoint's scope (src/auth/Scopes.ts), which the contract puts after decoding.
  */
-import { Headers, HttpIncomingMessage, HttpRouter, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Exit, FiberRef, Layer, Option } from "effect"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { Context, Effect, Exit, Layer } from "effect"
+import { Headers, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
 import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
@@ -29,36 +30,9 @@ const declaresMoreThan = (headers: IncomingHttpHeaders | HttpServerRequest.HttpS
   return length !== undefined && Number(length) > limit
 }
 
-const isOverLimit = (cause: unknown): boolean =>
-  typeof cause === "object" && cause !== null && "cause" in cause && cause.cause instanceof Error &&
-  cause.cause.message === "maxBytes exceeded"
-
-// When the limit is hit mid-body, the stream reader destroys the request, which on Node resets the socket and the
-// client never sees the 413. Draining instead keeps the connection so the answer is delivered.
-const drainOnDestroy = (request: HttpServerRequest.HttpServerRequest) => {
-  const raw = NodeHttpServerRequest.toIncomingMessage(request)
-  raw.destroy = function(this: typeof raw) {
-    this.removeAllListeners("data")
-    this.resume()
-    return this
-  }
-}
-
-/** Reads the body under a limit (a declared length is refused before reading); over it, the 413 of `style`. */
-export const readBody = (
-  request: HttpServerRequest.HttpServerRequest,
-  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
-) =>
-  Effect.gen(function*() {
-    if (declaresMoreThan(request.headers, info.bodyLimit)) return yield* tooLarge(info.tooLargeStyle, info.bodyLimit)
-    drainOnDestroy(request)
-    return yield* request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(info.bodyLimit)),
-      Effect.catchAll((error) =>
-        isOverLimit(error) ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)) : Effect.die(error)
-      )
-    )
-  })
+/** The Node request under a request of the server. */
+export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): IncomingMessage =>
+  NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
 
 /**
  * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
@@ -104,6 +78,22 @@ const readPayloadText = (
   raw.once("error", onError)
   return stop
 }
+
+/**
+ * Reads the body of a request nothing else reads (a route without a payload, a path without a request shape) under a
+ * limit, straight from the Node request: a declared length over it is refused before reading; over it mid-body the
+ * rest is drained, so the connection stays up for the 413 of `style`.
+ */
+export const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
+): Effect.Effect<string, BodyRejection> =>
+  declaresMoreThan(request.headers, info.bodyLimit)
+    ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit))
+    : Effect.callback((resume) => {
+      const stop = readPayloadText(nodeRequestOf(request), info, resume)
+      return Effect.sync(stop)
+    })
 
 /** A JSON payload read: its text and its parsed value. */
 export interface JsonPayload {
@@ -152,7 +142,7 @@ export const readJsonPayload = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
 ): Effect.Effect<JsonPayload, BodyRejection> =>
-  Effect.async((resume) => {
+  Effect.callback((resume) => {
     const stop = readJsonPayloadNow(raw, info, resume)
     return Effect.sync(stop)
   })
@@ -181,30 +171,46 @@ const unstorableQuery = (query: Readonly<Record<string, string | ReadonlyArray<s
   return found === undefined ? undefined : `${found.replace(/^a field name/, "a parameter name")}, which cannot be stored`
 }
 
-const checkShape = (table: RouteTable) =>
+/** The request the handler sees once its shape is checked: the original, or the view with the body parsed. */
+const checkShape = (request: HttpServerRequest.HttpServerRequest, info: EndpointInfo, context: Context.Context<never>) =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const context = yield* HttpRouter.RouteContext
-    const info = table.endpoints.get(`${context.route.method} ${context.route.path}`)
-    if (info === undefined) return request
     const style: RejectionStyle = info.style
-    yield* FiberRef.set(CurrentStyle, style)
+    CurrentStyle.set(nodeRequestOf(request), style)
     let seen = request
     if (info.hasPayload) {
-      const body = yield* readJsonPayload(NodeHttpServerRequest.toIncomingMessage(request), info)
+      const body = yield* readJsonPayload(nodeRequestOf(request), info)
       seen = parsedJsonView(request, body.text, body.value)
     } else if (hasBody(request.headers)) {
       yield* readBody(request, info)
     }
-    const query = yield* HttpServerRequest.ParsedSearchParams
+    const query = Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams)
     const problem = info.checkQuery(query) ?? unstorableQuery(query)
     if (problem !== undefined) return yield* badQuery(style, problem)
-    if (info.scope !== undefined) yield* checkScope(info.scope, info.decodeRequest(seen, context.params))
+    if (info.scope !== undefined) {
+      yield* checkScope(info.scope, info.decodeRequest(seen, Context.getUnsafe(context, HttpRouter.RouteContext).params))
+    }
     return seen
+  })
+
+/**
+ * The request-shape middleware for the endpoints of one route table (the style is read from the table): the checks
+ * above, then the endpoint's handler (HttpApi's decoding first) on the request as it is to be seen.
+ */
+const shapeMiddleware = (table: RouteTable) =>
+<E, R>(
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  options: { readonly endpoint: HttpApiEndpoint.Top }
+) =>
+  Effect.withFiber((fiber) => {
+    const info = table.endpoints.get(`${options.endpoint.method} ${options.endpoint.path}`)
+    if (info === undefined) return httpEffect
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+    return Effect.flatMap(checkShape(request, info, fiber.context), (seen) =>
+      seen === request ? httpEffect : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, seen))
   })
 
 /** Both request-shape middlewares for the endpoints of one route table (the style is read from the table). */
 export const RequestShapeLive = (table: RouteTable) => {
-  const check = checkShape(table) as Effect.Effect<HttpServerRequest.HttpServerRequest, never>
+  const check = shapeMiddleware(table) as any
   return Layer.merge(Layer.succeed(PlainRequestShape, check), Layer.succeed(JsonRequestShape, check))
 }

@@ -5,14 +5,18 @@
  * stops the start. Also answers "does any route serve this path with another method?", which turns the router's
  * miss into 405 instead of 404.
  */
-import { HttpApi, HttpApiError, HttpApiGroup } from "@effect/platform"
-import type { HttpApiEndpoint, HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Option, ParseResult, Schema } from "effect"
+import { Context, Effect, Option, Result, Schema, type SchemaAST } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { HttpApi, type HttpApiEndpoint, HttpApiError, type HttpApiGroup } from "effect/http-api"
 import { BodyLimit, MiB, type RejectionStyle } from "../../schema/Annotations.js"
 import { Authentication } from "../../schema/Auth.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { RequiredScope, type Scope } from "../../schema/Scope.js"
 import { describeParseError } from "./Rejection.js"
+import type { RouteEntry } from "./RouteLabels.js"
+
+/** A route's path parameters, as the router matched them. */
+export type RouteParams = Readonly<Record<string, string | undefined>>
 
 /** The boundary's view of one endpoint. */
 export interface EndpointInfo {
@@ -32,21 +36,22 @@ export interface EndpointInfo {
   readonly checkQuery: (query: Readonly<Record<string, unknown>>) => string | undefined
   /**
    * Decodes the path, the body (of the request as the handler sees it, the body parsed) and the headers as HttpApi
-   * decodes them before the handler, in its order, failing as it fails; the query is `checkQuery`'s.
+   * decodes them before the handler, failing as its decoding fails (`HttpApiSchemaError`); the query is
+   * `checkQuery`'s.
    */
   readonly decodeRequest: (
     request: HttpServerRequest.HttpServerRequest,
-    params: HttpRouter.RouteContext["params"]
-  ) => Effect.Effect<void, HttpApiError.HttpApiDecodeError>
+    params: RouteParams
+  ) => Effect.Effect<void, HttpApiError.HttpApiSchemaError>
   /**
    * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
    * answering the decoded payload and headers, for a route served outside the router (src/runs/CreateRunRoute.ts).
    */
   readonly decodeInput: (
-    params: HttpRouter.RouteContext["params"],
+    params: RouteParams,
     body: Effect.Effect<unknown>,
     headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiDecodeError>
+  ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError>
   /**
    * The body alone (already read), decoded without the runtime, as HttpApi decodes it: for an endpoint whose path has
    * no parameters and whose headers schema refuses no request (`POST /v1/runs`: `RequiredIdempotencyKey`, which the
@@ -62,9 +67,13 @@ export interface DecodedInput {
   readonly headers: unknown
 }
 
-/** Endpoints with a request shape by `METHOD path` (the router's template), plus path matchers for 405 detection. */
+/**
+ * Endpoints with a request shape by `METHOD path` (the router's template), plus path matchers for 405 detection and
+ * every route's method and template (the extra paths' under any method, `*`), which metrics and logs label requests by.
+ */
 export interface RouteTable {
   readonly endpoints: ReadonlyMap<string, EndpointInfo>
+  readonly routes: ReadonlyArray<RouteEntry>
   readonly allowsPath: (path: string) => boolean
   /**
    * A path served without a request shape (health, the OpenAPI document, the docs): nothing reads its body, so the
@@ -80,61 +89,129 @@ const templateToRegExp = (template: string): RegExp =>
     ).join("/") + "$"
   )
 
-const compileQuery = (schema: Option.Option<Schema.Schema<any, any, never>>) => {
-  if (Option.isNone(schema)) {
+/** The parse options of each part of an endpoint's request, as HttpApi reads them from the annotations. */
+interface SlotOptions {
+  readonly params: SchemaAST.ParseOptions | undefined
+  readonly query: SchemaAST.ParseOptions | undefined
+  readonly headers: SchemaAST.ParseOptions | undefined
+  readonly payload: SchemaAST.ParseOptions | undefined
+}
+
+/** Each part's own parse options, else the API's general ones (`HttpApi.ParseOptions`), as HttpApi falls back. */
+const slotOptions = (annotations: Context.Context<never>): SlotOptions => {
+  const fallback = Option.getOrUndefined(Context.getOption(annotations, HttpApi.ParseOptions))
+  const slot = (key: Context.Key<any, SchemaAST.ParseOptions>) =>
+    Option.getOrElse(Context.getOption(annotations, key), () => fallback)
+  return {
+    params: slot(HttpApi.ParamsParseOptions),
+    query: slot(HttpApi.QueryParseOptions),
+    headers: slot(HttpApi.HeadersParseOptions),
+    payload: slot(HttpApi.PayloadParseOptions)
+  }
+}
+
+type AnySchema = Schema.Codec<unknown, unknown>
+
+const compileQuery = (schema: Schema.Top | undefined, options: SchemaAST.ParseOptions | undefined) => {
+  if (schema === undefined) {
     return (query: Readonly<Record<string, unknown>>) => {
       const first = Object.keys(query)[0]
       return first === undefined ? undefined : `unknown field "${first}"`
     }
   }
-  const decode = ParseResult.decodeUnknownEither(schema.value)
+  const decode = Schema.decodeUnknownResult(Schema.toCodecArrayFromSingle(schema) as unknown as AnySchema, {
+    ...options,
+    errors: "first"
+  })
   return (query: Readonly<Record<string, unknown>>) => {
-    const result = decode(query, { errors: "first" })
-    return result._tag === "Left" ? describeParseError(new ParseResult.ParseError({ issue: result.left })) : undefined
+    const result = decode(query)
+    return Result.isFailure(result) ? describeParseError(result.failure) : undefined
   }
 }
 
-const decoder = (schema: Option.Option<Schema.Schema.Any>) =>
-  Option.map(schema, (value) => Schema.decodeUnknown(value as Schema.Schema<unknown, unknown, never>))
-
-const compileInputDecoder = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodeInput"] => {
-  const path = decoder(endpoint.pathSchema)
-  const payload = decoder(endpoint.payloadSchema)
-  const headers = decoder(endpoint.headersSchema)
-  return (params, body, given) =>
-    Effect.gen(function*() {
-      if (Option.isSome(path)) yield* path.value(params)
-      const decodedPayload = Option.isSome(payload) ? yield* Effect.flatMap(body, payload.value) : undefined
-      const decodedHeaders = Option.isSome(headers) ? yield* headers.value(given) : undefined
-      return { payload: decodedPayload, headers: decodedHeaders }
-    }).pipe(Effect.catchAll(HttpApiError.HttpApiDecodeError.refailParseError))
+/** The schema of an endpoint's JSON payload (the union of its members, as HttpApi decodes it), if it has one. */
+const payloadSchema = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined => {
+  const json = endpoint.payload.get("application/json")
+  if (json === undefined || json.encoding._tag === "Stream") return undefined
+  return json.schemas.length === 1 ? json.schemas[0] : Schema.Union(json.schemas)
 }
 
-const decoderNow = (schema: Option.Option<Schema.Schema.Any>) =>
-  Option.map(schema, (value) => ParseResult.decodeUnknownEither(value as Schema.Schema<unknown, unknown, never>))
+const decoder = (schema: Schema.Top | undefined, options: SchemaAST.ParseOptions | undefined) =>
+  schema === undefined ? undefined : Schema.decodeUnknownEffect(schema as unknown as AnySchema, options)
 
-const compilePayloadDecoderNow = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): EndpointInfo["decodePayloadNow"] => {
-  const payload = decoderNow(endpoint.payloadSchema)
+const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): EndpointInfo["decodeInput"] => {
+  const path = decoder(endpoint.params, options.params)
+  const payload = decoder(payloadSchema(endpoint), options.payload)
+  const headers = decoder(endpoint.headers, options.headers)
+  return (params, body, given) =>
+    Effect.gen(function*() {
+      if (path !== undefined) yield* HttpApiError.HttpApiSchemaError.wrap("Params", path(params))
+      const decodedPayload = payload !== undefined
+        ? yield* HttpApiError.HttpApiSchemaError.wrap("Payload", Effect.flatMap(body, payload))
+        : undefined
+      const decodedHeaders = headers !== undefined
+        ? yield* HttpApiError.HttpApiSchemaError.wrap("Headers", headers(given))
+        : undefined
+      return { payload: decodedPayload, headers: decodedHeaders }
+    })
+}
+
+const compilePayloadDecoderNow = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): EndpointInfo["decodePayloadNow"] => {
+  const schema = payloadSchema(endpoint)
+  if (schema === undefined) return () => ({ payload: undefined })
+  const decode = Schema.decodeUnknownResult(schema as unknown as AnySchema, options.payload)
   return (body) => {
-    if (Option.isNone(payload)) return { payload: undefined }
-    const decoded = payload.value(body)
-    return decoded._tag === "Left" ? undefined : { payload: decoded.right }
+    try {
+      const decoded = decode(body)
+      return Result.isFailure(decoded) ? undefined : { payload: decoded.success }
+    } catch {
+      // A schema with an asynchronous part cannot decode here; `decodeInput` does.
+      return undefined
+    }
   }
 }
 
 /** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
 interface Reflected {
   readonly endpoints: ReadonlyMap<string, EndpointInfo>
+  readonly routes: ReadonlyArray<RouteEntry>
   readonly patterns: ReadonlyArray<RegExp>
   readonly unshaped: ReadonlyArray<RegExp>
+}
+
+/** The boundary's view of an endpoint with a request shape. */
+const endpointInfo = (
+  endpoint: HttpApiEndpoint.Top,
+  annotations: Context.Context<never>,
+  style: RejectionStyle,
+  scope: Scope | undefined
+): EndpointInfo => {
+  const options = slotOptions(annotations)
+  const hasPayload = endpoint.payload.size > 0
+  const decodeInput = compileInputDecoder(endpoint, options)
+  return {
+    method: endpoint.method,
+    path: endpoint.path,
+    style,
+    tooLargeStyle: style === "json" && hasPayload ? "json" : "plain",
+    bodyLimit: Option.getOrElse(Context.getOption(annotations, BodyLimit), () => MiB),
+    hasPayload,
+    scope,
+    checkQuery: compileQuery(endpoint.query, options.query),
+    // The body is read (`request.json`, a getter that starts reading) only when the endpoint has a payload.
+    decodeRequest: (request, params) =>
+      Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
+    decodeInput,
+    decodePayloadNow: compilePayloadDecoderNow(endpoint, options)
+  }
 }
 
 /** Each API reflected once per process: the boundary and the direct route share its decoders (2.7 ms to build). */
 const reflectedApis = new WeakMap<object, Reflected>()
 
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */
-export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>,
+export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>,
   extraPaths: ReadonlyArray<string> = []
 ): RouteTable => {
   const reflected = reflectedApis.get(api) ?? reflect(api)
@@ -143,22 +220,21 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
   const unshaped = [...extraPaths.map(templateToRegExp), ...reflected.unshaped]
   return {
     endpoints: reflected.endpoints,
+    routes: [...reflected.routes, ...extraPaths.map((path) => ({ method: "*", path }))],
     allowsPath: (path) => patterns.some((pattern) => pattern.test(path)),
     unshapedPath: (path) => unshaped.some((pattern) => pattern.test(path))
   }
 }
 
-const reflect = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>
-): Reflected => {
+const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>): Reflected => {
   const endpoints = new Map<string, EndpointInfo>()
+  const routes: Array<RouteEntry> = []
   const patterns: Array<RegExp> = []
   const unshaped: Array<RegExp> = []
   HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations, middleware }) => {
-      const urlParams = endpoint.urlParamsSchema
-      const keys = new Set([...middleware].map((tag) => tag.key))
+      const keys = new Set([...middleware].map((service) => service.key))
       const scope = Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredScope))
       const style: RejectionStyle | undefined = keys.has(PlainRequestShape.key)
         ? "plain"
@@ -166,33 +242,18 @@ const reflect = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any
         ? "json"
         : undefined
       if (keys.has(Authentication.key)) {
-        const where = `endpoint ${endpoint.name} of group ${group.identifier}`
+        const where = `endpoint ${endpoint.identifier} of group ${group.identifier}`
         if (scope === undefined) throw new Error(`${where} declares no scope`)
         if (style === undefined) throw new Error(`${where} has no request-shape middleware to check its scope`)
       }
+      routes.push({ method: endpoint.method, path: endpoint.path })
       patterns.push(templateToRegExp(endpoint.path))
       if (style === undefined) {
         unshaped.push(templateToRegExp(endpoint.path))
         return
       }
-      const hasPayload = Option.isSome(endpoint.payloadSchema)
-      const decodeInput = compileInputDecoder(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
-      endpoints.set(`${endpoint.method} ${endpoint.path}`, {
-        method: endpoint.method,
-        path: endpoint.path,
-        style,
-        tooLargeStyle: style === "json" && hasPayload ? "json" : "plain",
-        bodyLimit: Context.getOption(mergedAnnotations, BodyLimit).pipe(Option.getOrElse(() => MiB)),
-        hasPayload,
-        scope: keys.has(Authentication.key) ? scope : undefined,
-        checkQuery: compileQuery(urlParams as unknown as Option.Option<Schema.Schema<any, any, never>>),
-        // The body is read (`request.json`, a getter that starts reading) only when the endpoint has a payload.
-        decodeRequest: (request, params) =>
-          Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
-        decodeInput,
-        decodePayloadNow: compilePayloadDecoderNow(endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps)
-      })
+      endpoints.set(`${endpoint.method} ${endpoint.path}`, endpointInfo(endpoint, mergedAnnotations, style, keys.has(Authentication.key) ? scope : undefined))
     }
   })
-  return { endpoints, patterns, unshaped }
+  return { endpoints, routes, patterns, unshaped }
 }

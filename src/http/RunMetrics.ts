@@ -8,7 +8,7 @@
  * admissions count each new run admitted and each 402/429 refusal by its code. Exact settlement states belong to
  * the ledger; this is what the caller was told.
  */
-import type { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { count, creditAdmissions, labels, LabelSets, runs } from "../telemetry/Metrics.js"
 import { pathOf } from "./RouteLabels.js"
 

@@ -4,7 +4,7 @@
  * `settle` (part of `gateway`) is added once a run has settled. The same handler counts the run answer in the
  * metrics (RunMetrics.ts), as it sees the final status and the marks.
  */
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { countRunAnswer } from "./RunMetrics.js"
 
@@ -32,14 +32,19 @@ export const serverTimingValue = (marks: TimingMarks): string => {
 /** Marks of a request whose timing starts now. */
 export const newTimingMarks = (): TimingMarks => ({ started: Date.now(), startedPrecise: performance.now() })
 
-/** Adds the header of `marks` to whatever response the current request ends with, and counts the run answer. */
-export const timeAnswer = (marks: TimingMarks) =>
-  HttpApp.appendPreResponseHandler((request, response) =>
-    Effect.sync(() => {
-      countRunAnswer(request, response, marks)
-      return HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks))
-    })
-  )
+/**
+ * Adds the header of `marks` to whatever response the current request ends with, and counts the run answer (on the
+ * request the fiber serves: outside a request it does nothing).
+ */
+export const timeAnswer = (marks: TimingMarks): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (request, response) =>
+      Effect.sync(() => {
+        countRunAnswer(request, response, marks)
+        return HttpServerResponse.setHeader(response, "server-timing", serverTimingValue(marks))
+      }))
+    return Effect.void
+  })
 
 /** Starts timing the current request; the header is added to whatever response it ends with. */
 export const startServerTiming = Effect.suspend(() => {
