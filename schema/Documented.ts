@@ -22,7 +22,14 @@ export const documentedValue = <T>(is: (input: unknown) => input is T, expected:
 const isAnything = (_input: unknown): _input is unknown => true
 
 /**
- * Any value, taken as it is (nothing walks it: a 4 MiB `state` is not visited twice), which the document shows as
- * `jsonSchema` (by default, any JSON value).
+ * How the document shows a value of any type: any JSON value, marked as Effect 3 marked its `unknown` (the mark
+ * carries no constraint; as a record's `additionalProperties` it tells client generators the values are unknown,
+ * where an absent or empty `additionalProperties` reads to some as "no values").
  */
-export const AnyValue = (jsonSchema: JsonSchema.JsonSchema = {}) => documentedValue(isAnything, "unknown", jsonSchema)
+export const AnyJson: JsonSchema.JsonSchema = { $id: "/schemas/unknown", title: "unknown" }
+
+/**
+ * Any value, taken as it is (nothing walks it: a 4 MiB `state` is not visited twice), which the document shows as
+ * `jsonSchema` (by default, {@link AnyJson}).
+ */
+export const AnyValue = (jsonSchema: JsonSchema.JsonSchema = AnyJson) => documentedValue(isAnything, "unknown", jsonSchema)

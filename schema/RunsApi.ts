@@ -10,7 +10,7 @@ import { BodyLimit, LargeBodyLimit } from "./Annotations.js"
 import { Authentication } from "./Auth.js"
 import { CallerRecord } from "./CallerRecord.js"
 import { JsonRequestShape } from "./Boundary.js"
-import { AnyValue, documentedAs } from "./Documented.js"
+import { AnyJson, AnyValue, documentedAs } from "./Documented.js"
 import {
   BudgetExhausted,
   DeadlineExceeded,
@@ -64,6 +64,7 @@ export const Question = StrictStruct({
   type: Schema.String.annotate({ description: "noul, choice or score" }),
   instructions: Schema.String,
   criteria: Schema.optionalKey(AnyValue({
+    ...AnyJson,
     description: "noul: {true, false} descriptions; choice: {option: description | null}, 2 to 20; score: ordered " +
       "level names (array) or {level: description}, 2 to 20, lowest first"
   })),
@@ -88,7 +89,7 @@ export const RunRequest = StrictStruct({
   messages: Schema.optionalKey(Schema.Array(Message)),
   questions: Schema.optionalKey(CallerRecord(Question)),
   // Any JSON value passes here: a schema that is not a JSON Schema object is `invalid_verdict_schema` (step 5).
-  schema: Schema.optionalKey(AnyValue({ type: "object" })),
+  schema: Schema.optionalKey(AnyValue({ type: "object", required: [], properties: {}, additionalProperties: AnyJson })),
   draws: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 8 }))),
   think_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4096 }))),
   max_output_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 16_384 }))),

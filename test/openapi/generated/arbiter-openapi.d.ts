@@ -1480,8 +1480,12 @@ export interface components {
             replayed: boolean;
             decision?: {
                 model: string;
-                answers: Record<string, never>;
-                skipped?: Record<string, never>;
+                answers: {
+                    [key: string]: unknown;
+                };
+                skipped?: {
+                    [key: string]: unknown;
+                };
             };
             usage?: {
                 input_tokens: number;
@@ -1884,7 +1888,9 @@ export interface operations {
                     kind: "decision" | "verdict";
                     model?: string;
                     instructions?: string;
-                    state?: string | Record<string, never>;
+                    state?: string | {
+                        [key: string]: unknown;
+                    };
                     messages?: {
                         /** @enum {string} */
                         role: "system" | "user" | "assistant";
@@ -1895,7 +1901,10 @@ export interface operations {
                             /** @description noul, choice or score */
                             type: string;
                             instructions: string;
-                            /** @description noul: {true, false} descriptions; choice: {option: description | null}, 2 to 20; score: ordered level names (array) or {level: description}, 2 to 20, lowest first */
+                            /**
+                             * unknown
+                             * @description noul: {true, false} descriptions; choice: {option: description | null}, 2 to 20; score: ordered level names (array) or {level: description}, 2 to 20, lowest first
+                             */
                             criteria?: unknown;
                             depends_on?: string[];
                             ask_if?: {
@@ -1904,7 +1913,9 @@ export interface operations {
                             alone?: boolean;
                         };
                     };
-                    schema?: Record<string, never>;
+                    schema?: {
+                        [key: string]: unknown;
+                    };
                     draws?: number;
                     think_tokens?: number;
                     max_output_tokens?: number;
@@ -1939,8 +1950,12 @@ export interface operations {
                         replayed: boolean;
                         decision?: {
                             model: string;
-                            answers: Record<string, never>;
-                            skipped?: Record<string, never>;
+                            answers: {
+                                [key: string]: unknown;
+                            };
+                            skipped?: {
+                                [key: string]: unknown;
+                            };
                         };
                         usage?: {
                             input_tokens: number;
@@ -1988,8 +2003,12 @@ export interface operations {
                         replayed: boolean;
                         decision?: {
                             model: string;
-                            answers: Record<string, never>;
-                            skipped?: Record<string, never>;
+                            answers: {
+                                [key: string]: unknown;
+                            };
+                            skipped?: {
+                                [key: string]: unknown;
+                            };
                         };
                         usage?: {
                             input_tokens: number;
