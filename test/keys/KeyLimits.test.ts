@@ -131,8 +131,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         yield* upstream.hold
         const fibers = yield* Effect.forEach(
           Array.from({ length: 6 }, () => freshKey()),
-          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey)),
-          { concurrency: "unbounded" }
+          // Forked by this fiber (a fork returns at once), so the runs outlive the loop until they are joined.
+          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey))
         )
         // The refusals answer at once; the admitted runs wait on the held upstream.
         yield* Effect.sleep("1500 millis")
@@ -173,8 +173,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         yield* upstream.hold
         const fibers = yield* Effect.forEach(
           Array.from({ length: 5 * N }, () => freshKey()),
-          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey)),
-          { concurrency: "unbounded" }
+          // Forked by this fiber (a fork returns at once), so the runs outlive the loop until they are joined.
+          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey))
         )
         yield* Effect.sleep("1500 millis")
         const during = yield* getKey(organization.secret, key.id)
