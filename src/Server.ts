@@ -32,17 +32,14 @@ import { TelemetryLive } from "./telemetry/Telemetry.js"
 /** The boundary of the service's API: the route table, the request-shape middlewares and the router. */
 export const BoundaryLive = boundaryLayer(Api, BillingPagePaths)
 
-/** Every group's handlers, behind the boundary, and the OpenAPI document, registered on the router. */
+/** Every group's handlers (behind the boundary's middlewares, given by the server) and the OpenAPI document. */
 export const HandlersLive = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([HealthHttp, KeysHttp, RunsHttp, RouterHttp, UsageHttp, BillingHttp]),
-  Layer.provide(BoundaryLive),
   Layer.provide(AuthenticationLive)
 )
 
-/** Every route: the API's, the docs page and the local billing pages. */
-export const RoutesLive = Layer.mergeAll(HandlersLive, docsLayer(Api, "/docs"), BillingPagesLive).pipe(
-  Layer.provide(BoundaryLive)
-)
+/** Every route: the API's, the docs page and the local billing pages (registered on the server's router, Listen.ts). */
+export const RoutesLive = Layer.mergeAll(HandlersLive, docsLayer(Api, "/docs"), BillingPagesLive)
 
 /**
  * The HTTP app listening on host and port, given the database; `bootstrap` runs the embedded first start. The
@@ -55,9 +52,8 @@ export const HttpLive = (options: {
   readonly bootstrap: boolean
   readonly directRoutes?: Layer.Layer<DirectRoutes, never, Layer.Services<typeof CreateRunRouteLive>>
 }) =>
-  Layer.merge(listen(options), MetricsLive).pipe(
+  Layer.merge(listen(options, RoutesLive), MetricsLive).pipe(
     Layer.provide(options.directRoutes ?? CreateRunRouteLive),
-    Layer.provide(RoutesLive),
     Layer.provide(BoundaryLive),
     Layer.provide(options.bootstrap ? BootstrapLive : Layer.empty),
     Layer.provide(SweeperLive),

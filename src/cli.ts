@@ -45,8 +45,8 @@ const CliLogger = Logger.withConsoleError(Logger.formatLogFmt)
 type Values<Options> = { readonly [K in keyof Options]: Options[K] extends CliOption<infer A> ? A : never }
 
 /** A command and what its help says of it. */
-interface CliCommand {
-  readonly command: Command.Command<string, any, any, any, any>
+interface CliCommand<C extends Command.Command.Any = Command.Command.Any> {
+  readonly command: C
   readonly spec: CommandSpec
 }
 
@@ -64,10 +64,10 @@ const leaf = <const Options extends Record<string, CliOption<any>>, E, R>(
 })
 
 /** A group of commands; alone on the command line, it shows its help. */
-const group = (commandName: string, description: string, children: ReadonlyArray<CliCommand>): CliCommand => ({
+const group = <const Children extends ReadonlyArray<CliCommand>>(commandName: string, description: string, children: Children) => ({
   command: Command.make(commandName, {}, () => showHelp([commandName])).pipe(
     Command.withDescription(description),
-    Command.withSubcommands(children.map((child) => child.command))
+    Command.withSubcommands(children.map((child): Children[number]["command"] => child.command))
   ),
   spec: { name: commandName, description, options: [], subcommands: children.map((child) => child.spec) }
 })
@@ -301,7 +301,7 @@ const root = Command.make(name, {}, () => showHelp([])).pipe(
   Command.withSubcommands(commands.map((command) => command.command))
 )
 
-const { refusal, showHelp, showUsage } = cliHelp(() => ({
+const { refusals, showHelp, showUsage } = cliHelp(() => ({
   name,
   description: "Arbiter operator commands.",
   options: [],
@@ -311,30 +311,29 @@ const { refusal, showHelp, showUsage } = cliHelp(() => ({
 export type { CliOutput }
 
 /**
- * What effect/cli would print, printed as the CLI always has: help and usage by Help.ts (a command line effect/cli
- * refuses: the refusal in words, then the command's usage), the version alone.
+ * What effect/cli would print for the command line `args`, printed as the CLI always has: help and usage by Help.ts (a
+ * command line effect/cli refuses: the refusals in words, then the command's usage), the version alone.
  */
-const presenter: Presentation.Presenter = {
+const presenterFor = (args: ReadonlyArray<string>): Presentation.Presenter => ({
   present: (event) => {
     switch (event._tag) {
       case "Help":
         return showHelp(event.commandPath.slice(1))
       case "InvalidInvocation": {
-        const path = event.commandPath.slice(1)
-        const first = event.errors[0]
-        return Effect.andThen(first === undefined ? Effect.void : Console.error(`${refusal(path, first)}\n`), showUsage(path))
+        const words = refusals(args, event.errors)
+        return Effect.andThen(
+          Effect.forEach(words, (line) => Console.error(`${line}\n`), { discard: true }),
+          showUsage(event.commandPath.slice(1))
+        )
       }
       case "Version":
         return Console.log(`${event.version}\n`)
     }
   }
-}
+})
 
 /** Built in beside the commands: `--version` and `--completions` (help and `--log-level` are read before parsing). */
-const CliSettings = Layer.mergeAll(
-  CliConfig.layer({ builtIns: [GlobalFlag.Version, GlobalFlag.Completions] }),
-  Presentation.layerPresenter(presenter)
-)
+const CliSettings = CliConfig.layer({ builtIns: [GlobalFlag.Version, GlobalFlag.Completions] })
 
 const app = Command.runWith(root, { version })
 
@@ -357,10 +356,10 @@ export const runCli = (args: ReadonlyArray<string>, output: CliOutput) => {
     }
     const { level, rest } = taken.success
     const words = optionWords(rest)
-    const command: Effect.Effect<void, unknown, any> = words.includes("--help") || words.includes("-h")
-      ? showHelp(rest)
-      : app(rest)
+    const command: Effect.Effect<void, unknown, Effect.Services<ReturnType<typeof app>>> =
+      words.includes("--help") || words.includes("-h") ? showHelp(rest) : app(rest)
     return yield* command.pipe(
+      Effect.provideService(Presentation.Presenter, presenterFor(rest)),
       Effect.provideService(References.MinimumLogLevel, Option.getOrElse(level, () => "Warn" as const)),
       Option.isSome(level) ? Effect.updateService(AppConfig, (settings) => ({ ...settings, logLevel: level.value })) : (self) => self,
       Effect.as(0),

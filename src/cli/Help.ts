@@ -125,7 +125,8 @@ const optionNamed = (located: Located, option: string) =>
 
 /**
  * A refusal of a command line in words: a command not found names the root's commands, as does anything given to a
- * group; a missing option, a missing value, a value that is not a whole number, an unknown option or a word too many.
+ * group; a missing option, a missing value (an option that may be left out, given without its value, is read as a word
+ * the command does not take), a value that is not a whole number, an unknown option or a word too many.
  */
 const refusalOf = (root: CommandSpec, args: ReadonlyArray<string>, error: CliError.CliError): string => {
   const located = locate(root, args)
@@ -137,7 +138,11 @@ const refusalOf = (root: CommandSpec, args: ReadonlyArray<string>, error: CliErr
     case "MissingOption":
       return `Expected to find option: '--${error.option}'`
     case "InvalidValue":
-      if (error.value === "") return `Expected a value following option: '--${error.option}'`
+      if (error.value === "") {
+        return optionNamed(located, error.option)?.optional === true
+          ? `Received unknown argument: '--${error.option}'`
+          : `Expected a value following option: '--${error.option}'`
+      }
       return `'${error.value}' is not a ${optionNamed(located, error.option)?.kind ?? "valid value"}`
     case "UnrecognizedOption":
       return `Received unknown argument: '${error.option}'`
@@ -148,9 +153,23 @@ const refusalOf = (root: CommandSpec, args: ReadonlyArray<string>, error: CliErr
   }
 }
 
+/**
+ * The refusals of a command line, one line each: every required option it leaves out when that is what it lacks
+ * (the parser names the first), else each error.
+ */
+const refusalsOf = (root: CommandSpec, args: ReadonlyArray<string>, errors: ReadonlyArray<CliError.CliError>) => {
+  const located = locate(root, args)
+  if (errors.length > 0 && located.command.subcommands === undefined && errors.every((error) => error._tag === "MissingOption")) {
+    const given = new Set(optionWords(args).map((word) => word.split("=", 1)[0]))
+    const missing = located.command.options.filter((option) => !option.optional && !given.has(`--${option.name}`))
+    if (missing.length > 0) return missing.map((option) => `Expected to find option: '--${option.name}'`)
+  }
+  return errors.map((error) => refusalOf(root, args, error))
+}
+
 /** Help, usage and refusals for the program `root` describes (read at each use, after every command is made). */
 export const cliHelp = (root: () => CommandSpec) => ({
   showHelp: (args: ReadonlyArray<string>) => showHelpOf(root(), args),
   showUsage: (args: ReadonlyArray<string>) => showUsageOf(root(), args),
-  refusal: (args: ReadonlyArray<string>, error: CliError.CliError) => refusalOf(root(), args, error)
+  refusals: (args: ReadonlyArray<string>, errors: ReadonlyArray<CliError.CliError>) => refusalsOf(root(), args, errors)
 })

@@ -10,11 +10,11 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer, LogLevel, Option } from "effect"
-import { HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
-import { Boundary } from "./Boundary.js"
+import { Boundary, RouterSettings } from "./Boundary.js"
 import { makeCors } from "./Cors.js"
 import { errorBoundary } from "./ErrorBoundary.js"
 import { type Accepting, acceptOnCopies, prepareAlone, sharedAddress } from "./SharedPort.js"
@@ -47,11 +47,12 @@ const guardGauges = (guard: OverloadGuard) =>
  * the app that answers what a direct route hands back (DirectRoutes.ts): the answer it was given, inside the same edge
  * and error encoding as the router's, observed alike.
  */
-const observedApps = Effect.gen(function*() {
+const observedApps = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
+Effect.gen(function*() {
   const config = yield* AppConfig
   yield* requestLogContext
   const { table } = yield* Boundary
-  const router = yield* HttpRouter.HttpRouter
+  const router = yield* HttpRouter.toHttpEffect(routeLayer).pipe(Effect.provideService(HttpRouter.RouterConfig, RouterSettings))
   const routes = makeRouteLabeler(table.routes)
   // Below LOG_LEVEL=info the access line would be dropped anyway: skip building it.
   const accessLog = config.accessLog && LogLevel.isGreaterThanOrEqualTo("Info", config.logLevel)
@@ -65,7 +66,7 @@ const observedApps = Effect.gen(function*() {
     return answer ?? Effect.die(new Error("a direct route handed back no answer"))
   })
   return {
-    app: observe(edge(router.asHttpEffect())),
+    app: observe(edge(router)),
     handedBackApp: observe(edge(answerHandedBack)),
     handedBack,
     observeAnswer: observeAnswer(accessLog),
@@ -75,12 +76,14 @@ const observedApps = Effect.gen(function*() {
 })
 
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
-const requestHandlers = Effect.gen(function*() {
+const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
+Effect.gen(function*() {
   const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
-  const apps = yield* observedApps
+  const apps = yield* observedApps(routeLayer)
   const scope = yield* Effect.scope
-  const handler = yield* NodeHttpServer.makeHandler(apps.app, { scope })
-  const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp, { scope })
+  // Each request in a span of its own (`http.server`, continuing the caller's `traceparent`) while tracing is on.
+  const handler = yield* NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer })
+  const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer })
   const server: DirectServer = {
     runtime: apps.services,
     observe: (method, route, status, durationMs) => {
@@ -116,13 +119,16 @@ const preparePort = (options: { readonly host: string; readonly port: number }) 
   )
 }
 
-/** Builds the API's app, then listens on host and port (0 picks a free port). */
-export const listen = (options: { readonly host: string; readonly port: number }) =>
+/**
+ * Builds the app of the routes `routeLayer` registers (on a router of its own, HttpRouter.toHttpEffect), then listens
+ * on host and port (0 picks a free port).
+ */
+export const listen = <E, R>(options: { readonly host: string; readonly port: number }, routeLayer: Layer.Layer<never, E, R>) =>
   Layer.effect(
     ServerAddress,
     Effect.gen(function*() {
       const accept = yield* preparePort(options)
-      const { handler, direct } = yield* requestHandlers
+      const { handler, direct } = yield* requestHandlers(routeLayer)
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
         Effect.sync(() => startOverloadGuard({

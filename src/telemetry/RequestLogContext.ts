@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto"
 import { Context, Effect, type Fiber, Logger, Option, References, Tracer } from "effect"
+import { HttpServerRequest, HttpTraceContext } from "effect/http"
 import { CurrentRequestId } from "../../schema/Errors.js"
 
 const GeneratedId = /^req_([0-9a-f]{32})$/
@@ -28,6 +29,13 @@ const spanTraceId = (fiber: Fiber.Fiber<unknown, unknown>): string | undefined =
   return undefined
 }
 
+/** The trace id of the caller's `traceparent` on the request the fiber serves (tracing off makes no span of it). */
+const callerTraceId = (fiber: Fiber.Fiber<unknown, unknown>): string | undefined => {
+  const request = Context.getOption(fiber.context, HttpServerRequest.HttpServerRequest)
+  if (Option.isNone(request) || request.value.headers.traceparent === undefined) return undefined
+  return Option.getOrUndefined(Option.map(HttpTraceContext.fromHeaders(request.value.headers), (span) => span.traceId))
+}
+
 /**
  * The fiber as a logger sees it, its log annotations with `request_id` and `trace_id` added: loggers read a line's
  * annotations from the fiber (`References.CurrentLogAnnotations`), so the line is given a view of the fiber whose
@@ -37,7 +45,7 @@ const withIds = (fiber: Fiber.Fiber<unknown, unknown>, requestId: string): Fiber
   const annotations = {
     ...fiber.getRef(References.CurrentLogAnnotations),
     request_id: requestId,
-    trace_id: spanTraceId(fiber) ?? derivedTraceId(requestId)
+    trace_id: spanTraceId(fiber) ?? callerTraceId(fiber) ?? derivedTraceId(requestId)
   }
   return Object.create(fiber, {
     getRef: {

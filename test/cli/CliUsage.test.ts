@@ -4,7 +4,7 @@
  * goes to a terminal, never with NO_COLOR set; `--log-level` takes exactly the level names LOG_LEVEL takes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Option } from "effect"
+import { ConfigProvider, Effect, Option, Result } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -125,11 +125,9 @@ describe("operator CLI usage", () => {
             assert.strictEqual(result.code, 0, `${args.join(" ")}: ${result.stderr}`)
             assert.strictEqual(result.json().openapi, "3.1.0", args.join(" "))
           }
-          const setting = yield* Effect.either(
-            Effect.withConfigProvider(SettingsConfig, ConfigProvider.fromMap(new Map([["LOG_LEVEL", name]])))
-          )
-          assert.isTrue(Either.isRight(setting), `LOG_LEVEL=${name}`)
-          if (Either.isRight(setting)) assert.deepStrictEqual(Option.some(setting.right.logLevel), logLevelNamed(name))
+          const setting = yield* Effect.result(SettingsConfig.parse(ConfigProvider.fromUnknown({ LOG_LEVEL: name })))
+          assert.isTrue(Result.isSuccess(setting), `LOG_LEVEL=${name}`)
+          if (Result.isSuccess(setting)) assert.deepStrictEqual(Option.some(setting.success.logLevel), logLevelNamed(name))
         }
       }))
 
@@ -140,10 +138,8 @@ describe("operator CLI usage", () => {
           assert.strictEqual(result.code, 1, name)
           assert.strictEqual(result.stdout, "", name)
           assert.include(result.stderr, `--log-level takes one of all, trace, debug, info, warn, error, fatal, off, not "${name}"`)
-          const setting = yield* Effect.either(
-            Effect.withConfigProvider(SettingsConfig, ConfigProvider.fromMap(new Map([["LOG_LEVEL", name]])))
-          )
-          assert.isTrue(Either.isLeft(setting), `LOG_LEVEL=${name}`)
+          const setting = yield* Effect.result(SettingsConfig.parse(ConfigProvider.fromUnknown({ LOG_LEVEL: name })))
+          assert.isTrue(Result.isFailure(setting), `LOG_LEVEL=${name}`)
         }
         const bare = yield* runCliWith(env, ["openapi", "--log-level"])
         assert.strictEqual(bare.code, 1)

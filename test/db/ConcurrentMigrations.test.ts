@@ -3,9 +3,9 @@
  * migrations at start: they must take turns (src/db/Migrations.ts), so every file is applied once and no process
  * fails on a table another one created an instant before.
  */
-import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { randomBytes } from "node:crypto"
 import { pgClientLayer } from "../../src/db/PgPool.js"
 import { migrate, readMigrations } from "../../src/db/Migrations.js"
@@ -24,7 +24,7 @@ const emptyDatabase = Effect.acquireRelease(
 )
 
 describe.skipIf(databaseMode() !== "postgres")("migrations started at once (PostgreSQL)", () => {
-  it.scopedLive("four clients migrating an empty database together apply every file once, and none fails", () =>
+  it.live("four clients migrating an empty database together apply every file once, and none fails", () =>
     Effect.gen(function*() {
       const database = yield* emptyDatabase
       const clients = yield* Effect.forEach(Array.from({ length: 4 }), () =>

@@ -14,9 +14,9 @@ import { tcpProxy, type TcpProxy } from "../support/TcpProxy.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 import { TestServerLive } from "../support/TestServer.js"
 
-class Proxy extends Context.Tag("Proxy")<Proxy, TcpProxy>() {}
+class Proxy extends Context.Service<Proxy, TcpProxy>()("Proxy") {}
 
-const OutageLive = Layer.unwrapScoped(
+const OutageLive = Layer.unwrap(
   Effect.gen(function*() {
     const { url } = yield* freshPostgresDatabase
     const target = new URL(url)

@@ -2,9 +2,9 @@
  * The embedded database's ownership: one process opens the files; a second opener is refused with the owner's pid;
  * tools reach the owner's socket instead; a lock left by a dead process is taken over.
  */
-import { SqlClient } from "@effect/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { cpSync, mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -24,7 +24,7 @@ describe("embedded database", () => {
     Effect.gen(function*() {
       const dir = freshDir()
       const scope = yield* Scope.make()
-      const target = yield* openEmbedded(dir).pipe(Scope.extend(scope))
+      const target = yield* openEmbedded(dir).pipe(Scope.provide(scope))
       assert.isTrue(existsSync(join(dir, "embedded.lock")))
 
       const second = yield* Effect.exit(Effect.scoped(openEmbedded(dir)))

@@ -7,9 +7,9 @@
  * gets the lock second looks the stale tables up again under it (on the embedded database, where connections take
  * turns, both got it and analyzed `runs` twice before that).
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect, Layer, References } from "effect"
 import { PgPools } from "../../src/db/PgPool.js"
 import { refreshStatistics } from "../../src/db/PlannerStatistics.js"
 import { DatabaseLive } from "../../src/db/Sql.js"
@@ -17,7 +17,7 @@ import { testConfigLayer } from "../support/TestServer.js"
 
 const DatabaseOnlyLive = DatabaseLive.pipe(
   Layer.provideMerge(testConfigLayer()),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))
 )
 
 /** The admission's idempotency lookup, as Admission.ts writes it: a lateral lookup per requested run. */

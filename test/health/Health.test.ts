@@ -3,7 +3,7 @@
  * pending), the OpenAPI document (3.1, version 0.1.0, identical to the committed `schema/openapi.json`) and the docs
  * page. No credential needed; query strings ignored.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"

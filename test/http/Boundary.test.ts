@@ -12,17 +12,16 @@ import { rawRequest, type RawRequest } from "../support/RawHttp.js"
 import { BoundaryApi, BoundaryApiLive } from "./fixtures/BoundaryApi.js"
 
 const logged: Array<string> = []
-const CapturingLogger = Logger.replace(
-  Logger.defaultLogger,
+const CapturingLogger = Logger.layer([
   Logger.make(({ message, cause }) => {
     logged.push(`${String(message)} ${String(cause)}`)
   })
-)
+])
 
-const TestLive = listen({ host: "127.0.0.1", port: 0 }).pipe(
-  Layer.provide(BoundaryApiLive.pipe(Layer.provide(boundaryLayer(BoundaryApi)))),
+const TestLive = listen({ host: "127.0.0.1", port: 0 }, BoundaryApiLive).pipe(
+  Layer.provide(boundaryLayer(BoundaryApi)),
   Layer.provide(AppConfig.layerWith({ corsAllowedOrigins: ["https://app.example"] })),
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map()))),
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))),
   Layer.provide(CapturingLogger)
 )
 
@@ -30,10 +29,12 @@ const send = (options: RawRequest) => Effect.flatMap(ServerAddress, (address) =>
 /** Like `send`, but a request left without an answer fails the test within `seconds` instead of hanging it. */
 const sendWithin = (options: RawRequest, seconds = 5) =>
   send(options).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: Duration.seconds(seconds),
-      onTimeout: () =>
-        new Error(`no answer within ${seconds} s: ${options.method ?? "GET"} ${options.path} ${JSON.stringify(options.headers)}`)
+      orElse: () =>
+        Effect.fail(
+          new Error(`no answer within ${seconds} s: ${options.method ?? "GET"} ${options.path} ${JSON.stringify(options.headers)}`)
+        )
     })
   )
 /** `depth` arrays nested around `leaf` (depth 0 is the leaf itself). */

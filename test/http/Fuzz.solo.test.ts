@@ -8,7 +8,7 @@
  * instants, take the machine's stalls out).
  * Hostile yet valid bodies (prototype names as ids, option names and state keys) must run like any other.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Worker } from "node:worker_threads"
@@ -194,7 +194,7 @@ const probeHealth = <A, E, R>(during: Effect.Effect<A, E, R>) =>
   })
 
 /** The service in its own process (so `/healthz` measures its event loop alone), trusting the fake console's keys. */
-const FuzzServer = Layer.unwrapEffect(
+const FuzzServer = Layer.unwrap(
   Effect.map(FakeConsole, (console) =>
     ChildServersLive({
       env: {

@@ -5,11 +5,11 @@
  * would render to a huge prompt is `413 input_too_large` without rendering it; a verdict schema that is not an
  * object is `400 invalid_verdict_schema`; a statement PostgreSQL refuses for its data is never "database unavailable".
  */
-import { SqlClient } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { isDataError } from "../../src/db/Unavailable.js"
+import { toSqlError } from "../../src/db/SqlErrors.js"
 import { unstorableIn } from "../../src/db/StorableText.js"
 import { call, codeOf } from "../support/Api.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
@@ -37,7 +37,7 @@ describe("StorableText and data errors", () => {
   })
 
   it("a refused statement is a data error; a lost connection or a timeout is not", () => {
-    const failure = (cause: unknown) => new SqlError({ cause, message: "failed" })
+    const failure = (cause: unknown) => toSqlError(cause, "failed")
     assert.isTrue(isDataError(failure({ code: "22P05" })), "untranslatable character")
     assert.isTrue(isDataError(failure({ code: "23505" })), "unique violation")
     assert.isTrue(isDataError(failure({ code: "22021" })), "invalid byte sequence")

@@ -3,7 +3,7 @@
  * without recursion; and the verdict schema check, which must also survive any nesting (it runs below the boundary).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { isJsonContentType, MaxJsonDepth, parseJsonBody, tooDeepUnder } from "../../src/http/JsonBody.js"
 import { checkVerdictSchema } from "../../src/runs/VerdictSchema.js"
 
@@ -85,17 +85,17 @@ describe("checkVerdictSchema at any depth or width", () => {
   it("refuses a schema past 32 levels as invalid_verdict_schema, however deep, without throwing", () => {
     for (const depth of [33, 5_000, 200_000]) {
       const result = checkVerdictSchema(objects(depth))
-      assert.isTrue(Either.isLeft(result), `depth ${depth}`)
-      if (Either.isLeft(result)) {
-        assert.strictEqual(result.left._tag, "invalid_verdict_schema")
-        assert.include(result.left.message, "nests more than 32 levels")
+      assert.isTrue(Result.isFailure(result), `depth ${depth}`)
+      if (Result.isFailure(result)) {
+        assert.strictEqual(result.failure._tag, "invalid_verdict_schema")
+        assert.include(result.failure.message, "nests more than 32 levels")
       }
     }
-    assert.isTrue(Either.isRight(checkVerdictSchema(objects(32))))
+    assert.isTrue(Result.isSuccess(checkVerdictSchema(objects(32))))
   })
 
   it("measures a very wide schema without spreading it into arguments", () => {
     const result = checkVerdictSchema({ enum: Array.from({ length: 300_000 }, (_, i) => [i]) })
-    assert.isTrue(Either.isRight(result))
+    assert.isTrue(Result.isSuccess(result))
   })
 })

@@ -8,7 +8,7 @@
  */
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeCors } from "../../src/http/Cors.js"
@@ -49,7 +49,7 @@ layer(TestServerLive({ overloadMaxLagMs: 50 }), { excludeTestServices: true, tim
       assert.strictEqual(stored!.n, 0, "a shed run stores nothing")
 
       const taken = yield* Effect.retry(
-        Effect.filterOrFail(Effect.zipRight(Effect.sleep(100), postRun(organization.secret, oneQuestion())), (response: { readonly status: number }) => response.status !== 503),
+        Effect.filterOrFail(Effect.andThen(Effect.sleep(100), postRun(organization.secret, oneQuestion())), (response: { readonly status: number }) => response.status !== 503),
         { times: 50 }
       )
       assert.strictEqual(taken.status, 200, `once the loop keeps up, runs are taken: ${taken.text}`)

@@ -2,16 +2,16 @@
  * The route table's start-up checks: an authenticated endpoint must declare its scope (`RequiredScope`), and its
  * group must have the request-shape middleware that checks it; the service's own API passes both.
  */
-import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 import { Authentication } from "../../schema/Auth.js"
 import { PlainRequestShape } from "../../schema/Boundary.js"
 import { RequiredScope } from "../../schema/Scope.js"
 import { makeRouteTable } from "../../src/http/RouteTable.js"
 
-const endpoint = HttpApiEndpoint.get("list", "/v1/things").addSuccess(Schema.Struct({}))
+const endpoint = HttpApiEndpoint.get("list", "/v1/things", { success: Schema.Struct({}) })
 
 describe("makeRouteTable", () => {
   it("refuses an authenticated endpoint that declares no scope", () => {

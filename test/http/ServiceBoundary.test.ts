@@ -19,9 +19,9 @@ const Origin = "https://app.example"
 /** A call that fails the test within `seconds` when no answer comes, instead of hanging it. */
 const callWithin = (method: string, path: string, options: CallOptions = {}, seconds = 10) =>
   call(method, path, options).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: Duration.seconds(seconds),
-      onTimeout: () => new Error(`no answer within ${seconds} s: ${method} ${path} ${JSON.stringify(options.headers)}`)
+      orElse: () => Effect.fail(new Error(`no answer within ${seconds} s: ${method} ${path} ${JSON.stringify(options.headers)}`))
     })
   )
 

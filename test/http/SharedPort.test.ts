@@ -212,7 +212,7 @@ describe("WORKERS share one port", () => {
 })
 
 describe.skipIf(databaseMode() !== "postgres")("the service under WORKERS (PostgreSQL)", () => {
-  it.scopedLive("answers on its port from both workers, and stops cleanly on SIGTERM", () =>
+  it.live("answers on its port from both workers, and stops cleanly on SIGTERM", () =>
     Effect.gen(function*() {
       const database = yield* freshPostgresDatabase
       const service = yield* Effect.acquireRelease(

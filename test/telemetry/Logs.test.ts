@@ -4,7 +4,7 @@
  * `ACCESS_LOG=false`.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, FiberRef, HashMap, Layer, Logger, LogLevel, Option, Tracer } from "effect"
+import { Effect, Layer, Logger, Option, References, Tracer } from "effect"
 import { CurrentRequestId } from "../../schema/Errors.js"
 import { DatabaseLive } from "../../src/db/Sql.js"
 import { ServerAddress } from "../../src/http/Listen.js"
@@ -24,11 +24,11 @@ interface Line {
 }
 
 const capture = (into: Array<Line>) =>
-  Logger.make(({ annotations, logLevel, message }) => {
+  Logger.make(({ fiber, logLevel, message }) => {
     into.push({
-      level: logLevel.label,
+      level: logLevel.toUpperCase(),
       message: Array.isArray(message) ? message.join(" ") : String(message),
-      annotations: Object.fromEntries(HashMap.toEntries(annotations))
+      annotations: { ...fiber.getRef(References.CurrentLogAnnotations) }
     })
   })
 
@@ -38,8 +38,8 @@ const serverLogging = (into: Array<Line>, accessLog: boolean, overrides: Partial
     Layer.provideMerge(HttpLive({ host: "127.0.0.1", port: 0, bootstrap: false })),
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(testConfigLayer({ accessLog, ...overrides })),
-    Layer.provide(Logger.replace(Logger.defaultLogger, capture(into))),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Info))
+    Layer.provide(Logger.layer([capture(into)])),
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Info"))
   )
 
 const accessLines = (lines: ReadonlyArray<Line>, requestId: string) =>
@@ -62,17 +62,17 @@ describe("withRequestContext", () => {
         return yield* Effect.currentSpan
       }).pipe(
         Effect.withSpan("http.server GET"),
-        Effect.locally(CurrentRequestId, "req-ctx-1"),
-        Effect.provide(Logger.replace(Logger.defaultLogger, withRequestContext(capture(lines))))
+        Effect.provideService(CurrentRequestId, "req-ctx-1"),
+        Effect.provideService(Logger.CurrentLoggers, new Set([withRequestContext(capture(lines))]))
       )
       yield* Effect.logWarning("outside any request").pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, withRequestContext(capture(lines))))
+        Effect.provideService(Logger.CurrentLoggers, new Set([withRequestContext(capture(lines))]))
       )
       assert.strictEqual(lines[0]!.annotations["request_id"], "req-ctx-1")
       assert.strictEqual(lines[0]!.annotations["trace_id"], span.traceId)
       assert.notProperty(lines[1]!.annotations, "request_id")
       assert.notProperty(lines[1]!.annotations, "trace_id")
-      assert.strictEqual(yield* FiberRef.get(CurrentRequestId), "")
+      assert.strictEqual(yield* CurrentRequestId, "")
     }))
 
   it.effect("with tracing off: the caller's traceparent trace id, else one derived from the request id", () =>
@@ -82,8 +82,8 @@ describe("withRequestContext", () => {
         Effect.logInfo("inside").pipe(
           Effect.withSpan("http.server GET", parent === undefined ? {} : { parent }),
           Effect.withTracerEnabled(false),
-          Effect.locally(CurrentRequestId, requestId),
-          Effect.provide(Logger.replace(Logger.defaultLogger, withRequestContext(capture(lines))))
+          Effect.provideService(CurrentRequestId, requestId),
+          Effect.provideService(Logger.CurrentLoggers, new Set([withRequestContext(capture(lines))]))
         )
       yield* logIn("req_0123456789abcdef0123456789abcdef")
       yield* logIn("my-own-id")
@@ -144,7 +144,7 @@ layer(serverLogging(off, false), { excludeTestServices: true, timeout: "60 secon
 const withUpstream: Array<Line> = []
 
 /** The service answering through a FakeUpstream, its logs captured. */
-const upstreamLogging = Layer.unwrapEffect(
+const upstreamLogging = Layer.unwrap(
   Effect.map(FakeUpstream, (upstream) =>
     serverLogging(withUpstream, true, {
       decisionProvider: "openai",

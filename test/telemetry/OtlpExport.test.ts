@@ -6,7 +6,8 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, layer } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Layer, Metric, Option } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option } from "effect"
+import { snapshotMetrics } from "../../src/telemetry/Metrics.js"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { TelemetryLive } from "../../src/telemetry/Telemetry.js"
@@ -19,11 +20,11 @@ interface Posted {
 }
 
 /** A collector stand-in: answers 200 to every POST and keeps what it was sent. */
-class Receiver extends Context.Tag("test/OtlpReceiver")<Receiver, {
+class Receiver extends Context.Service<Receiver, {
   readonly url: string
   readonly posted: () => ReadonlyArray<Posted>
-}>() {
-  static readonly layer = Layer.scoped(
+}>()("test/OtlpReceiver") {
+  static readonly layer = Layer.effect(
     Receiver,
     Effect.gen(function*() {
       const posted: Array<Posted> = []
@@ -36,8 +37,8 @@ class Receiver extends Context.Tag("test/OtlpReceiver")<Receiver, {
         })
       })
       yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
-        () => Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () => Effect.callback<void>((resume) => {
           server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })
@@ -48,11 +49,11 @@ class Receiver extends Context.Tag("test/OtlpReceiver")<Receiver, {
 }
 
 /** The server as `npm start` runs it with an endpoint set: telemetry from the same settings as the server. */
-const ExportingServer = Layer.unwrapEffect(Effect.map(Receiver, (receiver) => {
+const ExportingServer = Layer.unwrap(Effect.map(Receiver, (receiver) => {
   const settings = { otlpEndpoint: Option.some(receiver.url), otlpMetricsIntervalMs: 200, serviceName: "arbiter-otlp-test" }
   const telemetry = TelemetryLive.pipe(
     Layer.provide(AppConfig.layerWith(settings)),
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
   )
   return TestServerLive(settings).pipe(Layer.provide(telemetry))
 })).pipe(Layer.provideMerge(Receiver.layer))
@@ -77,11 +78,11 @@ const latestMetrics = (posted: ReadonlyArray<Posted>) => {
  * The process's own count of `GET /healthz` answered 200. Metrics are process-wide and the files of a test worker
  * share its process, so the export also carries what earlier files counted: the test asserts on what it added.
  */
-const healthCountHere = Effect.map(Metric.snapshot, (pairs) => {
-  for (const { metricKey, metricState } of pairs) {
-    const tags = new Map(metricKey.tags.map((tag) => [tag.key, tag.value]))
-    if (metricKey.name === "arbiter_http_requests_total" && tags.get("route") === "/healthz" && tags.get("status") === "200") {
-      return Number((metricState as unknown as { readonly count: number | bigint }).count)
+const healthCountHere = Effect.sync(() => {
+  for (const snapshot of snapshotMetrics()) {
+    const tags = snapshot.attributes ?? {}
+    if (snapshot.id === "arbiter_http_requests_total" && tags.route === "/healthz" && tags.status === "200") {
+      return Number((snapshot.state as { readonly count: number | bigint }).count)
     }
   }
   return 0

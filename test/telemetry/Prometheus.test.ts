@@ -1,18 +1,19 @@
 /** The Prometheus text rendering of Effect metrics: types, help, label escaping, histogram buckets in order. */
 import { assert, describe, it } from "@effect/vitest"
-import { Metric, MetricBoundaries, MetricLabel } from "effect"
+import { Metric } from "effect"
+import { labels, record, snapshotMetrics } from "../../src/telemetry/Metrics.js"
 import { renderPrometheus } from "../../src/telemetry/Prometheus.js"
 
 describe("renderPrometheus", () => {
   it("renders counters, gauges and histograms with escaped labels and cumulative buckets in order", () => {
     const requests = Metric.counter("render_test_requests_total", { description: "Requests\nby route" })
     const depth = Metric.gauge("render.test.depth")
-    const latency = Metric.histogram("render_test_seconds", MetricBoundaries.fromIterable([0.5, 1, 10]), "Latency")
-    const tags = [MetricLabel.make("route", "/a\"b\\c"), MetricLabel.make("status", "200")]
-    requests.unsafeUpdate(2, tags)
-    depth.unsafeUpdate(7, [])
-    for (const value of [0.2, 0.7, 3, 30]) latency.unsafeUpdate(value, [MetricLabel.make("route", "/x")])
-    const mine = Metric.unsafeSnapshot().filter((pair) => pair.metricKey.name.startsWith("render"))
+    const latency = Metric.histogram("render_test_seconds", { boundaries: Metric.boundariesFromIterable([0.5, 1, 10]), description: "Latency" })
+    const tags = labels({ route: "/a\"b\\c", status: "200" })
+    record(requests, 2, tags)
+    record(depth, 7, labels({}))
+    for (const value of [0.2, 0.7, 3, 30]) record(latency, value, labels({ route: "/x" }))
+    const mine = snapshotMetrics().filter((snapshot) => snapshot.id.startsWith("render"))
     assert.strictEqual(renderPrometheus(mine), [
       "# HELP render_test_depth render_test_depth",
       "# TYPE render_test_depth gauge",
