@@ -1,6 +1,6 @@
 /**
  * Every error code of the contract, one `Schema.TaggedError` each: the tag is the wire code, the HTTP status is
- * annotated on the class. `wire(cls)` is the schema an endpoint declares with `addError`: its encoded side is the
+ * annotated on the class. `wire(cls)` is the schema an endpoint lists in its `error` option: its encoded side is the
  * envelope `{error: {code, message, request_id, violations?}}` with `code` fixed to the class's own code, so HttpApi
  * renders it, OpenAPI documents each code as a constant, and a client (HttpApiClient, or one generated from the
  * document) tells the codes of one status apart. The plain-text rejections of the spec's table are tagged errors
