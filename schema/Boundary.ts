@@ -36,7 +36,11 @@ export class PlainRequestShape extends HttpApiMiddleware.Service<PlainRequestSha
 }>()("PlainRequestShape", { error: PlainRequestShapeErrors }) {}
 
 /** The answers of {@link JsonRequestShape}. */
-export const JsonRequestShapeErrors = [wire(InvalidBody), wire(BodyTooLarge), wireText(PayloadTooLargeRejection)] as const
+export const JsonRequestShapeErrors = [
+  wire(InvalidBody),
+  wire(BodyTooLarge),
+  wireText(PayloadTooLargeRejection)
+] as const
 
 /**
  * Request shape with JSON rejections (`400 invalid_body`, `413 body_too_large` on the large-body routes), and the

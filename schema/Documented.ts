@@ -14,7 +14,11 @@ export const documentedAs = <T>(fragment: JsonSchema.JsonSchema) =>
  * A value that decodes when `is` holds, taken as it is on the wire (JSON, or a query string's text), which the
  * document shows as `jsonSchema` alone: for a field whose documented type is narrower than what the schema accepts.
  */
-export const documentedValue = <T>(is: (input: unknown) => input is T, expected: string, jsonSchema: JsonSchema.JsonSchema) =>
+export const documentedValue = <T>(
+  is: (input: unknown) => input is T,
+  expected: string,
+  jsonSchema: JsonSchema.JsonSchema
+) =>
   Schema.declare(is, { expected, toCodecJson: () => undefined, toCodecStringTree: () => undefined }).check(
     documentedAs<T>(jsonSchema)
   )
@@ -32,4 +36,5 @@ export const AnyJson: JsonSchema.JsonSchema = { $id: "/schemas/unknown", title: 
  * Any value, taken as it is (nothing walks it: a 4 MiB `state` is not visited twice), which the document shows as
  * `jsonSchema` (by default, {@link AnyJson}).
  */
-export const AnyValue = (jsonSchema: JsonSchema.JsonSchema = AnyJson) => documentedValue(isAnything, "unknown", jsonSchema)
+export const AnyValue = (jsonSchema: JsonSchema.JsonSchema = AnyJson) =>
+  documentedValue(isAnything, "unknown", jsonSchema)

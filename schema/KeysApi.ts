@@ -69,7 +69,9 @@ export const KeyUsage = Schema.Struct({
 export const KeyLimitsRequest = StrictStruct({
   spend_micros: Schema.optionalKey(Limit),
   tokens: Schema.optionalKey(Limit),
-  runs_per_minute: Schema.optionalKey(Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })))),
+  runs_per_minute: Schema.optionalKey(
+    Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })))
+  ),
   period: Schema.optionalKey(KeyPeriod)
 })
 

@@ -79,7 +79,10 @@ const tidyCodes = (status: string, response: any, json: any, text: any, takesBod
   }
   const plain = text === undefined ? undefined : textExample(status, takesBody)
   if (text !== undefined) {
-    content[TextPlain] = { schema: { type: "string" }, ...(plain === undefined ? {} : { examples: { [ExampleName]: plain } }) }
+    content[TextPlain] = {
+      schema: { type: "string" },
+      ...(plain === undefined ? {} : { examples: { [ExampleName]: plain } })
+    }
   }
   const description = codes.length === 0
     ? response.description

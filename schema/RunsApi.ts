@@ -94,10 +94,12 @@ export const RunRequest = StrictStruct({
   think_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4096 }))),
   max_output_tokens: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 16_384 }))),
   deadline_ms: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 150_000 }))),
-  capability_hint: Schema.optionalKey(Schema.String.check(documentedAs({ pattern: CapabilityHintPattern.source })).annotate({
-    description: `a string matching the pattern ${CapabilityHintPattern.source}; checked after the scope and the ` +
-      "Idempotency-Key (400 invalid_body)"
-  }))
+  capability_hint: Schema.optionalKey(
+    Schema.String.check(documentedAs({ pattern: CapabilityHintPattern.source })).annotate({
+      description: `a string matching the pattern ${CapabilityHintPattern.source}; checked after the scope and the ` +
+        "Idempotency-Key (400 invalid_body)"
+    })
+  )
 })
 
 /** The decoded `POST /v1/runs` body. */

@@ -43,7 +43,9 @@ const WindowParams = {
 }
 
 /** `limit` of the ledger: a whole number (anything else is the plain-text query rejection). */
-const LimitParam = Schema.String.check(Schema.isPattern(/^-?\d+$/u, { message: "expected a whole number" })).annotate({ description: "1 to 200, default 50; above 200 clamped to 200; below 1 is invalid_parameter" })
+const LimitParam = Schema.String.check(Schema.isPattern(/^-?\d+$/u, { message: "expected a whole number" })).annotate({
+  description: "1 to 200, default 50; above 200 clamped to 200; below 1 is invalid_parameter"
+})
 
 /** `offset` of the ledger: a whole number (anything else is the plain-text query rejection). */
 const OffsetParam = Schema.String.check(Schema.isPattern(/^-?\d+$/u, { message: "expected a whole number" })).annotate({
