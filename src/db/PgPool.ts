@@ -81,23 +81,6 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(2_000))
   )
 
-/** What the statements' spans say of the database: its name, host and port, as the connection settings give them. */
-const spanTarget = (target: PgTarget) => {
-  if (!("url" in target)) return { database: target.database, host: target.host, port: target.port }
-  try {
-    const url = new URL(target.url)
-    const user = decodeURIComponent(url.username)
-    const database = decodeURIComponent(url.pathname.replace(/^\//, ""))
-    return {
-      database: database !== "" ? database : user !== "" ? user : "postgres",
-      host: url.hostname !== "" ? url.hostname : "localhost",
-      port: url.port !== "" ? Number(url.port) : 5432
-    }
-  } catch {
-    return { database: "postgres", host: "localhost", port: 5432 }
-  }
-}
-
 /** The SQL client (PgSqlClient.ts) and the raw `PgPools`, over pools to the target. */
 export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
   Layer.unwrap(
@@ -111,7 +94,7 @@ export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
         ? yield* makePool(target, { ...options, max: Math.max(2, Math.ceil(options.max / 2)) }, true)
         : main
       return Layer.merge(
-        pgSqlClientLayer(main, spanTarget(target)),
+        pgSqlClientLayer(main),
         Layer.succeed(PgPools, { main, asyncCommit })
       )
     })

@@ -3,7 +3,9 @@
  * same `pg` driver, pool, type parsers and timeouts as the ledger's raw statements (PgPool.ts), with the text
  * protocol and unnamed statements (planned for their values), on PostgreSQL and on the embedded database's socket
  * alike. Statements outside a transaction borrow a pool connection for one query; a transaction (and `reserve`)
- * holds one connection until its scope closes. Spans carry the same attributes `sql.execute` always has.
+ * holds one connection until its scope closes. Each statement's span is `sql.execute` with the statement's text:
+ * effect/sql names a span after the database (`db.namespace`, else `server.address`, else `db.system.name`) when the
+ * client gives those attributes, so this client gives none of them.
  */
 import { Effect, Layer, Scope, Stream } from "effect"
 import { Reactivity } from "effect/reactivity/Reactivity"
@@ -101,11 +103,8 @@ const holdConnection = (pool: pg.Pool): Effect.Effect<Connection, SqlError, Scop
     (held) => Effect.succeed(connectionOn(held.client))
   )
 
-/** The SQL client over `pool`; `target` names the database in the statements' spans. */
-export const makePgSqlClient = (
-  pool: pg.Pool,
-  target: { readonly database: string; readonly host: string; readonly port: number }
-): Effect.Effect<SqlClient, never, Reactivity> => {
+/** The SQL client over `pool`. */
+export const makePgSqlClient = (pool: pg.Pool): Effect.Effect<SqlClient, never, Reactivity> => {
   const shared = connectionOn(pool)
   return Client.make({
     acquirer: Effect.succeed(shared),
@@ -113,17 +112,10 @@ export const makePgSqlClient = (
     transactionAcquirer: holdConnection(pool),
     compiler,
     driver: "pg",
-    spanAttributes: [
-      ["db.system.name", "postgresql"],
-      ["db.namespace", target.database],
-      ["server.address", target.host],
-      ["server.port", target.port]
-    ]
+    spanAttributes: []
   })
 }
 
 /** `SqlClient` over `pool` as a layer. */
-export const pgSqlClientLayer = (
-  pool: pg.Pool,
-  target: { readonly database: string; readonly host: string; readonly port: number }
-): Layer.Layer<SqlClient> => Layer.effect(SqlClient, makePgSqlClient(pool, target)).pipe(Layer.provide(Reactive.layer))
+export const pgSqlClientLayer = (pool: pg.Pool): Layer.Layer<SqlClient> =>
+  Layer.effect(SqlClient, makePgSqlClient(pool)).pipe(Layer.provide(Reactive.layer))

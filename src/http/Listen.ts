@@ -75,15 +75,19 @@ Effect.gen(function*() {
   }
 })
 
+/** A request handler whose requests' spans are named `http.server <METHOD>`. */
+const traced = <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
+  Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, (request) => `http.server ${request.method}`)
+
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
 const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
 Effect.gen(function*() {
   const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
   const apps = yield* observedApps(routeLayer)
   const scope = yield* Effect.scope
-  // Each request in a span of its own (`http.server`, continuing the caller's `traceparent`) while tracing is on.
-  const handler = yield* NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer })
-  const handBack = yield* NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer })
+  // Each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on.
+  const handler = yield* traced(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
+  const handBack = yield* traced(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
   const server: DirectServer = {
     runtime: apps.services,
     observe: (method, route, status, durationMs) => {
