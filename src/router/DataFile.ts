@@ -115,7 +115,38 @@ const checkMessage = (issue: SchemaIssue.Filter): string | undefined => {
 const leafMessage = (issue: SchemaIssue.Leaf): string =>
   issue._tag === "MissingKey" ? "is missing" : SchemaIssue.defaultLeafHook(issue).replace(/, got /, ", actual ")
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook: leafMessage, checkHook: checkMessage })
+/** An issue's message and the path of the field it is about, from the file's top level. */
+interface LocatedIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/**
+ * Every leaf of an issue with its path. A value that matches no member of a union, and fails none of them in
+ * particular (a string where a number or null is expected), is reported against the first member:
+ * `Expected number, actual "high"`.
+ */
+const locatedIssues = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): Array<LocatedIssue> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return locatedIssues(issue.issue, [...path, ...issue.path])
+    case "Encoding":
+      return locatedIssues(issue.issue, path)
+    case "Composite":
+      return issue.issues.flatMap((inner) => locatedIssues(inner, path))
+    case "AnyOf": {
+      const first = issue.ast.types[0]
+      if (issue.issues.length > 0 || first === undefined) return issue.issues.flatMap((inner) => locatedIssues(inner, path))
+      return [{ path, message: leafMessage(new SchemaIssue.InvalidType(first, issue.input, { reportInput: true })) }]
+    }
+    case "Filter": {
+      const message = checkMessage(issue)
+      return message === undefined ? locatedIssues(issue.issue, path) : [{ path, message }]
+    }
+    default:
+      return [{ path, message: leafMessage(issue) }]
+  }
+}
 
 /** Decodes a parsed file with `schema`, failing with every located issue (the first one per field). */
 export const decodeDataFile = <S extends Schema.ConstraintDecoder<unknown>>(
@@ -127,12 +158,11 @@ export const decodeDataFile = <S extends Schema.ConstraintDecoder<unknown>>(
   Result.mapError(Schema.decodeUnknownResult(schema)(json, { errors: "all", reportInput: true }), (error) => {
     const seen = new Set<string>()
     const issues: Array<string> = []
-    for (const issue of formatIssues(error.issue).issues) {
-      const path = (issue.path ?? []).map((segment) => typeof segment === "object" ? segment.key : segment)
+    for (const { message, path } of locatedIssues(error.issue, [])) {
       const key = fieldPath(path)
       if (seen.has(key)) continue
       seen.add(key)
-      issues.push(locateIssue(file, json, items, path, issue.message))
+      issues.push(locateIssue(file, json, items, path, message))
     }
     return joinIssues(issues)
   })
