@@ -71,7 +71,9 @@ export const IntAtLeast = (minimum: number) =>
 
 /** A number from `minimum` to `maximum`, both included. */
 export const Between = (minimum: number, maximum: number) =>
-  Schema.Number.check(Schema.isBetween({ minimum, maximum }, { expected: `a number between ${minimum} and ${maximum}` }))
+  Schema.Number.check(
+    Schema.isBetween({ minimum, maximum }, { expected: `a number between ${minimum} and ${maximum}` })
+  )
 
 /** A string of at least one character. */
 export const NonEmptyString = Schema.String.check(Schema.isMinLength(1, { expected: "a non empty string" }))
@@ -136,7 +138,9 @@ const locatedIssues = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey
       return issue.issues.flatMap((inner) => locatedIssues(inner, path))
     case "AnyOf": {
       const first = issue.ast.types[0]
-      if (issue.issues.length > 0 || first === undefined) return issue.issues.flatMap((inner) => locatedIssues(inner, path))
+      if (issue.issues.length > 0 || first === undefined) {
+        return issue.issues.flatMap((inner) => locatedIssues(inner, path))
+      }
       return [{ path, message: leafMessage(new SchemaIssue.InvalidType(first, issue.input, { reportInput: true })) }]
     }
     case "Filter": {
