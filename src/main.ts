@@ -1,10 +1,17 @@
 /** Starts the server with the settings of the environment: one process, or `WORKERS` of them (Workers.ts). */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Layer } from "effect"
+import { Cause, Effect, Layer, Logger } from "effect"
 import { AppConfig } from "./config/AppConfig.js"
 import { ServerLive } from "./Server.js"
 import { runWorkers } from "./Workers.js"
 
-runWorkers(() =>
-  NodeRuntime.runMain(Layer.launch(ServerLive.pipe(Layer.provide(AppConfig.layer))))
+/**
+ * The server until it stops. A start that fails (its settings, its database) is logged as one logfmt line, as the
+ * server logs before its own logging (LOG_FORMAT) is set up.
+ */
+const program = Layer.launch(ServerLive.pipe(Layer.provide(AppConfig.layer))).pipe(
+  Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError(cause)),
+  Effect.provideService(Logger.CurrentLoggers, new Set([Logger.consoleLogFmt]))
 )
+
+runWorkers(() => NodeRuntime.runMain(program, { disableErrorReporting: true }))
