@@ -1,7 +1,7 @@
 /**
- * The Authentication middleware of every `/v1` group. The `Authorization` header is parsed here, by hand: the
- * scheme is case-insensitive, and no header, another scheme or an empty token is `401 missing_credentials`
- * (HttpApi's own bearer decoding does not check the scheme). 401s carry no `WWW-Authenticate`.
+ * The Authentication middleware of every `/v1` group. The `Authorization` header is parsed here, by hand, and the
+ * credential HttpApi decodes for the middleware is not read: the scheme is case-insensitive, the token is trimmed, and
+ * no header, another scheme or an empty token is `401 missing_credentials`. 401s carry no `WWW-Authenticate`.
  */
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
