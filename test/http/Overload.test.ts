@@ -49,7 +49,9 @@ layer(TestServerLive({ overloadMaxLagMs: 50 }), { excludeTestServices: true, tim
       assert.strictEqual(stored!.n, 0, "a shed run stores nothing")
 
       const taken = yield* Effect.retry(
-        Effect.filterOrFail(Effect.andThen(Effect.sleep(100), postRun(organization.secret, oneQuestion())), (response: { readonly status: number }) => response.status !== 503),
+        Effect.andThen(Effect.sleep(100), postRun(organization.secret, oneQuestion())).pipe(
+          Effect.filterOrFail((response) => response.status !== 503)
+        ),
         { times: 50 }
       )
       assert.strictEqual(taken.status, 200, `once the loop keeps up, runs are taken: ${taken.text}`)
