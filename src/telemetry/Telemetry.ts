@@ -1,11 +1,12 @@
 /**
  * Tracing and metrics export. Tracing: a span per request (the platform's `http.server` span, annotated with the
- * request id), per SQL statement (`sql.execute`, from @effect/sql) and per model call. W3C `traceparent` headers
+ * request id), per SQL statement (`sql.execute`, from effect/sql) and per model call. W3C `traceparent` headers
  * continue the caller's trace. Spans are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set;
  * otherwise tracing is switched off, which spares the hot path the cost of spans nobody reads. Metrics (Metrics.ts)
  * are pushed to the same endpoint (`/v1/metrics`, OTLP/HTTP JSON, cumulative) every `OTEL_METRIC_EXPORT_INTERVAL`
- * ms by Effect's OTLP exporter (effect/observability), which reads the same registry the Prometheus listener renders. Each
- * process is its own `service.instance.id` (host and pid), so the figures of several workers are not merged.
+ * ms by Effect's OTLP exporter (effect/observability), which reads the same registry the Prometheus listener
+ * renders. Each process is its own `service.instance.id` (host and pid), so the figures of several workers are not
+ * merged.
  */
 import { hostname } from "node:os"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
