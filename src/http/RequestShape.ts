@@ -211,6 +211,8 @@ const shapeMiddleware = (table: RouteTable) =>
 
 /** Both request-shape middlewares for the endpoints of one route table (the style is read from the table). */
 export const RequestShapeLive = (table: RouteTable) => {
+  // Typed as the middlewares declare themselves: the scope check's `Actor` comes from the authentication middleware
+  // around them, and its `scope_denied` and a decoding failure are answered by the endpoint and the edge.
   const check = shapeMiddleware(table) as any
   return Layer.merge(Layer.succeed(PlainRequestShape, check), Layer.succeed(JsonRequestShape, check))
 }
