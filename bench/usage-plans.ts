@@ -6,10 +6,10 @@
  * Prints the plans and their execution times; nothing is asserted (test/usage/UsagePlans.test.ts asserts the shapes).
  * Run: `node --import tsx bench/usage-plans.ts`.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { migrate } from "../src/db/Migrations.js"
+import { pgClientLayer } from "../src/db/PgPool.js"
 import { monthOf, type Window } from "../src/usage/Window.js"
 import { explainUsage, seedUsageVolume, volumeOrganization } from "../test/support/UsagePlans.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
@@ -50,7 +50,7 @@ const main = Effect.gen(function*() {
 const database = await createBenchDatabase()
 try {
   await Effect.runPromise(
-    main.pipe(Effect.provide(Layer.orDie(PgClient.layer({ url: Redacted.make(database.url), maxConnections: 1 }))))
+    main.pipe(Effect.provide(Layer.orDie(pgClientLayer({ url: database.url }, { max: 1 }))))
   )
 } finally {
   await database.drop()
