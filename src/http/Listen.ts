@@ -14,7 +14,7 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { makeCors } from "./Cors.js"
-import { type Accepting, acceptOnCopies, prepareAlone, sharedAddress } from "./SharedPort.js"
+import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
@@ -96,23 +96,14 @@ const requestHandlers = Effect.gen(function*() {
 })
 
 /**
- * How this process will accept, settled before its app is built: under WORKERS, on the copies of the port the primary
- * bound; alone, on the port it binds now, its helper's copies on their way meanwhile (SharedPort.ts). The port bound
- * alone is closed if the start fails before the server accepts.
+ * How this process accepts (SharedPort.ts): under WORKERS, on the port the primary reserved, telling the primary once
+ * it listens; alone, on the port it reserves once its app is built.
  */
-const preparePort = (options: { readonly host: string; readonly port: number }) => {
+const acceptFor = (options: { readonly host: string; readonly port: number }) => {
   const shared = sharedAddress()
-  if (shared !== undefined) {
-    return Effect.succeed((server: Server) =>
-      acceptOnCopies(server, shared.port).then((stop): Accepting => ({ address: shared, stop })))
-  }
-  return Effect.map(
-    Effect.acquireRelease(
-      Effect.tryPromise({ try: () => prepareAlone(options), catch: (error) => error as Error }),
-      (prepared) => Effect.sync(prepared.abandon)
-    ),
-    (prepared) => prepared.accept
-  )
+  return shared !== undefined
+    ? (server: Server) => acceptOn(server, shared).then((accepting) => (announceListening(), accepting))
+    : (server: Server) => reservePort(options).then((address) => acceptOn(server, address))
 }
 
 /** Builds the API's app, then listens on host and port (0 picks a free port). */
@@ -120,7 +111,7 @@ export const listen = (options: { readonly host: string; readonly port: number }
   Layer.scoped(
     ServerAddress,
     Effect.gen(function*() {
-      const accept = yield* preparePort(options)
+      const accept = acceptFor(options)
       const { handler, direct } = yield* requestHandlers
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
@@ -150,9 +141,6 @@ export const listen = (options: { readonly host: string; readonly port: number }
             timer.unref()
           })
       )
-      if (accepting.fallback !== undefined) {
-        yield* Effect.logWarning(`accepting on one handle: ${accepting.fallback.message}`)
-      }
       const address = { address: accepting.address.host, port: accepting.address.port }
       const host = address.address.includes(":") ? `[${address.address}]` : address.address
       const url = `http://${host}:${address.port}`
