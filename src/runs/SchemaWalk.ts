@@ -157,11 +157,9 @@ export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits):
   }
   const pending: Array<Pending> = [{ node: root, base: DocumentBase, depth: 1 }]
   let tooDeep = false
-  let tooManyPatterns = false
   const addPattern = (pattern: string): boolean => {
     index.patterns.push(pattern)
-    tooManyPatterns = index.patterns.length > limits.patterns
-    return !tooManyPatterns
+    return index.patterns.length <= limits.patterns
   }
   while (pending.length > 0) {
     const { base: parentBase, depth, node } = pending.pop()!
