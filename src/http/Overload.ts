@@ -11,9 +11,11 @@
  * body has been read (`shedOnceRead`, `takeOnceRead`; its credential and scope were checked from the headers before),
  * so slow uploads, which must finish within `REQUEST_BODY_TIMEOUT_MS` (BodyDeadline.ts), hold no place meanwhile
  * (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs the service
- * takes keep their deadlines. Other routes are never shed. A shed request is counted
+ * takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
  * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
- * exists to spend nothing on it.
+ * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`: the router's
+ * routes) is counted in `arbiter_http_shed_total` here and answered, counted and logged by the API like its other
+ * refusals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"

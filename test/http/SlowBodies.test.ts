@@ -12,6 +12,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { DirectRoutes } from "../../src/http/DirectRoutes.js"
 import { ServerAddress } from "../../src/http/Listen.js"
+import { ShedMessage } from "../../src/http/Overload.js"
+import { call, codeOf } from "../support/Api.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"
@@ -133,4 +135,37 @@ layer(
       slowUploadsLeaveOthersServed)
 
   })
+})
+
+/** Keeps the event loop busy, as a saturated process would (as in Overload.test.ts). */
+const blockEventLoop = (ms: number) =>
+  Effect.sync(() => {
+    const until = performance.now() + ms
+    while (performance.now() < until) {
+      // busy
+    }
+  })
+
+layer(
+  TestServerWithUpstreamLive({ overloadMaxLagMs: 50 }, { directRoutes: Layer.succeed(DirectRoutes, []) }),
+  { excludeTestServices: true, timeout: "60 seconds" }
+)("shedding once the body is read, through the API", (it) => {
+  it.effect("a run or selection shed after its body was read is 503 no_route_available with Retry-After; nothing stored", () =>
+    Effect.gen(function*() {
+      const organization = yield* seedOrganization()
+      // The key is known to the process, so the request reaches the guard within the lag's decay.
+      assert.strictEqual((yield* postRun(organization.secret, oneQuestion())).status, 200)
+      const before = yield* stored(organization.organizationId)
+      for (const path of ["/v1/runs", "/v1/router/select"]) {
+        yield* blockEventLoop(600)
+        yield* Effect.sleep(1)
+        const body = path === "/v1/runs" ? oneQuestion() : { prompt: "Which model should answer this?" }
+        const shed = yield* call("POST", path, { secret: organization.secret, body, headers: { "idempotency-key": freshKey() } })
+        assert.strictEqual(shed.status, 503, `${path}: ${shed.text}`)
+        assert.strictEqual(codeOf(shed), "no_route_available", path)
+        assert.strictEqual(shed.headers["retry-after"], "1", path)
+        assert.strictEqual(shed.json().error.message, ShedMessage, path)
+      }
+      assert.deepStrictEqual(yield* stored(organization.organizationId), before, "a shed request stores nothing")
+    }))
 })
