@@ -12,6 +12,7 @@ import {
   KeyRevoked,
   PrincipalIsNotTheCaller,
   ScopeDenied,
+  LimitsExceedCreator,
   ScopeExceedsCreator,
   wire
 } from "./Errors.js"
@@ -149,6 +150,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addSuccess(KeyWithSecret, { status: 201 })
       .addError(wire(EmptyScopes))
       .addError(wire(ScopeExceedsCreator))
+      .addError(wire(LimitsExceedCreator))
       .addError(wire(PrincipalIsNotTheCaller))
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Create a key; its secret is shown once")
@@ -182,6 +184,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .addSuccess(Key)
       .addError(wire(KeyNotFound))
       .addError(wire(KeyRevoked))
+      .addError(wire(LimitsExceedCreator))
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Change a key's limits; returns the key with its usage")
       .annotate(

@@ -38,6 +38,21 @@ const knownTags = new Set<string>([
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 
+/**
+ * A path whose percent-encoding does not decode (a `%` without two hex digits, or bytes that are not UTF-8): no
+ * resource has such a name, so it is `404` whatever the method (decisions.md, Precise rules), never the `405` of a
+ * known path its undecoded text would match.
+ */
+const malformedEncoding = (path: string): boolean => {
+  if (!path.includes("%")) return false
+  try {
+    decodeURIComponent(path)
+    return false
+  } catch {
+    return true
+  }
+}
+
 const emptyResponse = (status: number) => HttpServerResponse.empty({ status, headers: { "content-length": "0" } })
 
 const unexpected = (cause: Cause.Cause<unknown>) =>
@@ -83,8 +98,9 @@ export const errorBoundary = (table: RouteTable, cors: Cors) => (app: HttpApp.De
     yield* annotateSpan({ "http.request_id": requestId })
     const query = request.url.indexOf("?")
     const path = query === -1 ? request.url : request.url.slice(0, query)
-    // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both).
-    const odd = path.length > 1 && (path.endsWith("/") || path.includes("//"))
+    // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both), and a path
+    // whose percent-encoding does not decode names no resource.
+    const odd = (path.length > 1 && (path.endsWith("/") || path.includes("//"))) || malformedEncoding(path)
     const known = !odd && table.allowsPath(path)
     // Routing comes first, so only a path that exists answers a preflight; elsewhere it is the unknown path's 404.
     const preflight = known

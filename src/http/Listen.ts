@@ -2,8 +2,10 @@
  * Serves a built HttpApi on a Node HTTP server. The app and everything it needs (database, migrations) are built
  * first and the request handler is attached when the server is created, before it listens: a connection accepted
  * during start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer).
- * The overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
- * exact method and URL, if any (DirectRoutes.ts), else to the API's router. Every request is counted, timed and
+ * Each request's body must arrive within `REQUEST_BODY_TIMEOUT_MS` of its headers (BodyDeadline.ts). The overload
+ * guard sees each request first (Overload.ts), and decides on a run or selection with a body once its reader has read
+ * it; a request it lets through goes to the direct route of its exact method and URL, if any (DirectRoutes.ts), else
+ * to the API's router. Every request is counted, timed and
  * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
  * trace id (RequestLogContext.ts).
  */
@@ -19,6 +21,7 @@ import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
+import { watchBodyDeadline } from "./BodyDeadline.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
 /** Where the server listens. */
@@ -125,7 +128,8 @@ export const listen = (options: { readonly host: string; readonly port: number }
       )
       yield* guardGauges(guard)
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
-        if (guard.shed(request, response)) return
+        watchBodyDeadline(request, response, config.requestBodyTimeoutMs)
+        if (guard.shedOnceRead(request, response)) return
         const route = direct.size === 0 ? undefined : direct.get(`${request.method} ${request.url}`)
         if (route === undefined) handler(request, response)
         else route(request, response)

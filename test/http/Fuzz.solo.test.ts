@@ -11,6 +11,7 @@
 import { SqlClient } from "@effect/sql"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { connect } from "node:net"
 import { Worker } from "node:worker_threads"
 import fc from "fast-check"
 import { ErrorClasses, statusOf } from "../../schema/Errors.js"
@@ -24,6 +25,7 @@ import { seedKey, seedOrganization } from "../support/Seed.js"
 import { startNode } from "../../bench/support/Processes.js"
 import { ChildServers, ChildServersLive } from "../support/ChildServers.js"
 import { FakeConsole } from "../support/FakeConsole.js"
+import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
 const Refusals = 2_500
 const ValidHostileRuns = 60
@@ -271,6 +273,181 @@ layer(FuzzServer, { excludeTestServices: true, timeout: "300 seconds" })("fuzz",
         const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM runs WHERE organization_id = ${organizationId}`
         assert.strictEqual(row!.n, samples.length)
       }))
+  })
+
+  // Slow and aborted bodies (decisions.md, Precise rules, "Slow clients"): self-contained, on a server of its own with
+  // a short REQUEST_BODY_TIMEOUT_MS and a small guard (RUNS_MAX_IN_FLIGHT), in this process.
+  describe("slow and aborted bodies", () => {
+    const BodyTimeoutMs = 1_000
+
+    /** How a generated upload behaves once its headers are sent. */
+    type Pace =
+      | { readonly _tag: "stall"; readonly sent: number }
+      | { readonly _tag: "abort"; readonly sent: number; readonly afterMs: number; readonly reset: boolean }
+      | { readonly _tag: "trickle"; readonly chunks: number }
+
+    interface SlowRequest {
+      readonly method: string
+      readonly path: string
+      readonly credential: "runs" | "reader" | "none"
+      readonly chunked: boolean
+      readonly pace: Pace
+    }
+
+    const SlowRoutes = [
+      ["POST", "/v1/runs"],
+      ["POST", "/v1/router/select"],
+      ["POST", "/v1/keys"],
+      ["POST", "/v1/billing/checkout"],
+      ["PATCH", "/v1/keys/key_0123456789abcdef0123456789abcdef"],
+      ["POST", "/billing/stripe/webhook"]
+    ] as const
+
+    const slowRequest: fc.Arbitrary<SlowRequest> = fc.record({
+      route: fc.constantFrom(...SlowRoutes.map(([method, path]) => ({ method, path }))),
+      credential: fc.constantFrom("runs" as const, "reader" as const, "none" as const),
+      chunked: fc.boolean(),
+      pace: fc.oneof(
+        fc.record({ _tag: fc.constant("stall" as const), sent: fc.integer({ min: 0, max: 40 }) }),
+        fc.record({
+          _tag: fc.constant("abort" as const),
+          sent: fc.integer({ min: 0, max: 40 }),
+          afterMs: fc.integer({ min: 0, max: 100 }),
+          reset: fc.boolean()
+        }),
+        fc.record({ _tag: fc.constant("trickle" as const), chunks: fc.integer({ min: 2, max: 5 }) })
+      )
+    }).map(({ chunked, credential, pace, route }) => ({ ...route, credential, chunked, pace }))
+
+    /** What came back on a raw connection: the bytes, when the first arrived and when it closed (ms after sending). */
+    interface Received {
+      readonly text: string
+      readonly firstMs: number | undefined
+      readonly closedMs: number | undefined
+    }
+
+    /** Sends the request's headers, then its body at its pace, and reads whatever comes back until close or `waitMs`. */
+    const sendSlowly = (url: string, request: SlowRequest, secret: string | undefined, body: string, waitMs: number) =>
+      new Promise<Received>((resolve) => {
+        const { hostname, port } = new URL(url)
+        const socket = connect(Number(port), hostname)
+        const started = performance.now()
+        let text = ""
+        let firstMs: number | undefined
+        let closedMs: number | undefined
+        const finish = () => {
+          clearTimeout(timer)
+          resolve({ text, firstMs, closedMs })
+        }
+        const timer = setTimeout(() => {
+          socket.destroy()
+          finish()
+        }, waitMs)
+        socket.on("data", (chunk: Buffer) => {
+          firstMs ??= performance.now() - started
+          text += chunk.toString("latin1")
+        })
+        socket.on("error", () => {})
+        socket.on("close", () => {
+          closedMs = performance.now() - started
+          finish()
+        })
+        const bytes = Buffer.from(body)
+        const frame = (part: Buffer) => request.chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from("\r\n")]) : part
+        socket.once("connect", () => {
+          socket.write(
+            `${request.method} ${request.path} HTTP/1.1\r\nhost: ${hostname}\r\n` +
+              (secret === undefined ? "" : `authorization: Bearer ${secret}\r\n`) +
+              `content-type: application/json\r\nidempotency-key: ${freshKey()}\r\nstripe-signature: t=1,v1=00\r\n` +
+              (request.chunked ? "transfer-encoding: chunked\r\n" : `content-length: ${bytes.length}\r\n`) + "\r\n"
+          )
+          const pace = request.pace
+          if (pace._tag !== "trickle") {
+            const sent = bytes.subarray(0, Math.min(pace.sent, bytes.length - 1))
+            if (sent.length > 0) socket.write(frame(sent))
+            if (pace._tag === "abort") {
+              setTimeout(() => (pace.reset ? socket.resetAndDestroy() : socket.destroy()), pace.afterMs)
+            }
+            return
+          }
+          // The whole body, in chunks spread over a quarter of the deadline (the rest is slack for a busy machine).
+          const size = Math.ceil(bytes.length / pace.chunks)
+          for (let i = 0; i < pace.chunks; i++) {
+            setTimeout(() => {
+              if (socket.destroyed) return
+              socket.write(frame(bytes.subarray(i * size, (i + 1) * size)))
+              if (i === pace.chunks - 1 && request.chunked) socket.write("0\r\n\r\n")
+            }, (i * BodyTimeoutMs) / (4 * pace.chunks))
+          }
+        })
+      })
+
+    const statusOfText = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)
+
+    /** Why an answer to a slow or aborted request breaks the rules, or undefined. */
+    const slowProblem = (request: SlowRequest, received: Received): string | undefined => {
+      const status = statusOfText(received.text)
+      if (status >= 500) return `status ${status}`
+      if (request.pace._tag === "abort") return undefined
+      if (request.pace._tag === "trickle") {
+        return status === 408 ? "a body arriving within the deadline got 408" : status === 0 ? "no answer" : undefined
+      }
+      if (status === 408) {
+        if (!/content-type: text\/plain/i.test(received.text)) return "a 408 that is not plain text"
+        if (received.firstMs! < BodyTimeoutMs - 20) return `a 408 after ${received.firstMs} ms, before the deadline`
+        if (received.closedMs === undefined) return "the connection stays open after the 408"
+        return undefined
+      }
+      // Anything else is a refusal from the headers: it does not wait for the body.
+      if (status !== 401 && status !== 403 && status !== 404) return `status ${status} for a stalled body`
+      if (received.firstMs === undefined || received.firstMs > BodyTimeoutMs) return "a refusal from the headers waited for the body"
+      return undefined
+    }
+
+    it.effect("are answered 408 after the deadline or refused from their headers, never 5xx; nothing stored; the guard's places stay free", () =>
+      Effect.gen(function*() {
+        const { url } = yield* ServerAddress
+        const organization = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organization.organizationId, 10_000_000)
+        const reader = yield* seedKey(organization.organizationId, organization.ownerId, ["billing_read"])
+        const other = yield* seedOrganization()
+        // Bodies trickled within the deadline are served: they go to an organization of their own.
+        const trickler = yield* seedOrganization({ billing: true })
+        yield* grantCredit(trickler.organizationId, 10_000_000)
+        const before = yield* snapshot(organization.organizationId)
+        const failures: Array<string> = []
+        const bodies: Record<string, string> = {
+          "/v1/runs": JSON.stringify({ ...oneQuestion(), state: "x".repeat(60) }),
+          "/v1/router/select": JSON.stringify({ prompt: "x".repeat(60) }),
+          "/v1/billing/checkout": JSON.stringify({ amount_micros: 5_000_000 })
+        }
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(fc.array(slowRequest, { minLength: 6, maxLength: 12 }), async (requests) => {
+              // A batch at once: more stalled uploads than the guard's places, with another organization's run beside.
+              const secretOf = (request: SlowRequest) =>
+                request.credential === "runs"
+                  ? (request.pace._tag === "trickle" ? trickler.secret : organization.secret)
+                  : request.credential === "reader"
+                  ? reader.secret
+                  : undefined
+              const received = await Promise.all(requests.map((request) =>
+                sendSlowly(url, request, secretOf(request), bodies[request.path] ?? `{"limits":{"tokens":1},"name":"slow-${"x".repeat(40)}"}`, BodyTimeoutMs * 4)
+              ))
+              requests.forEach((request, i) => {
+                const problem = slowProblem(request, received[i]!)
+                if (problem !== undefined) failures.push(`${JSON.stringify(request)}: ${problem}: ${received[i]!.text.slice(0, 200)}`)
+              })
+              const served = await Effect.runPromise(Effect.provideService(postRun(other.secret, oneQuestion()), ServerAddress, { url, host: "", port: 0 }))
+              if (served.status !== 200) failures.push(`another organization's run answered ${served.status}`)
+              return failures.length === 0
+            }),
+            { numRuns: 8, seed: 20261128, endOnFailure: true }
+          ).catch((error: unknown) => failures.push(String(error)))
+        )
+        assert.deepStrictEqual(failures, [])
+        assert.strictEqual(yield* snapshot(organization.organizationId), before, "nothing stored or charged")
+      }).pipe(Effect.provide(TestServerWithUpstreamLive({ requestBodyTimeoutMs: BodyTimeoutMs, runsMaxInFlight: 4 }))))
   })
 })
 
