@@ -10,7 +10,7 @@
     flake-utils.lib.eachDefaultSystem (system:
       let
         pkgs = import nixpkgs { inherit system; };
-        nodejs = pkgs.nodejs_20;
+        nodejs = pkgs.nodejs_24;
 
         src = pkgs.lib.cleanSourceWith {
           src = ./.;

@@ -1,6 +1,7 @@
 /**
  * `npm run bench:compare`: builds side by side, closed loop. For each round and each build in `BENCH_SERVICE_SCRIPTS`
- * (comma-separated, default the bundle `npm start` runs; build another into its own file to compare), it starts the
+ * (comma-separated, default the bundle `npm start` runs; build another into its own file to compare; an entry
+ * `<node binary> <script>` runs that script on that Node, to compare runtimes), it starts the
  * service as `bench:runs` does (PostgreSQL, the benchmarks' upstream answering in `BENCH_UPSTREAM_MS`, default 0) with
  * `WORKERS` 1 on a fresh database with `BENCH_ORGANIZATIONS` organizations (default 10), and for each concurrency in
  * `BENCH_IN_FLIGHT` (default 1,16,64) sends one-question runs for `BENCH_SECONDS` (default 6) after a 2 s warm-up. It
@@ -27,10 +28,12 @@ const line = (perSecond: number, p50: number, service: number, postgres: number)
   `${perSecond.toFixed(0)} runs/s, p50 ${p50.toFixed(2)} ms, CPU per run: service ${service.toFixed(3)} ms, ` +
   `PostgreSQL ${postgres.toFixed(3)} ms`
 
-const oneBuild = async (script: string) => {
+const oneBuild = async (build: string) => {
+  const [nodeBinary, script] = build.includes(" ") ? build.split(" ", 2) as [string, string] : [process.execPath, build]
   const database = await createBenchDatabase()
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: upstreamMs })
-  const service = await startNode(script, { ...benchServiceEnv(database.url, upstream.url), WORKERS: "1" }, "/readyz", ServerNodeFlags)
+  const service = await startNode(script, { ...benchServiceEnv(database.url, upstream.url), WORKERS: "1" }, "/readyz",
+    ServerNodeFlags, nodeBinary)
   try {
     const organizations = await seedOrganizations(database.url, organizationCount, 1_000_000_000_000, "compare")
     for (const connections of inFlight) {
@@ -43,7 +46,7 @@ const oneBuild = async (script: string) => {
         cpu: { service: () => cpuMillisOfTree(service.process.pid!), postgres: () => cpuMillisOfCommand("postgres") }
       })
       const failed = Object.entries(result.statuses).filter(([status]) => status !== "200")
-      const key = `${script}, ${connections} in flight`
+      const key = `${build}, ${connections} in flight`
       results.set(key, [...(results.get(key) ?? []), result])
       console.log(`${key}: ${line(result.perSecond, result.p50, result.cpuPerRequest["service"]!, result.cpuPerRequest["postgres"]!)}` +
         (failed.length === 0 ? "" : `; not 200: ${failed.map(([status, count]) => `${status}x${count}`).join(" ")}`))
@@ -59,7 +62,7 @@ const main = async () => {
   console.log(`compare: ${rounds} round(s) of ${scripts.join(", ")}; ${organizationCount} organizations, upstream ` +
     `${upstreamMs} ms, ${inFlight.join(", ")} in flight, ${seconds} s each`)
   for (let round = 0; round < rounds; round++) {
-    for (const script of scripts) await oneBuild(script)
+    for (const build of scripts) await oneBuild(build)
   }
   console.log("means:")
   for (const [key, each] of results) {

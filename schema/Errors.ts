@@ -177,6 +177,13 @@ export class NoActiveOrganization
 export class ScopeExceedsCreator
   extends errorClass<ScopeExceedsCreator>()("scope_exceeds_creator", 403, "Scope not held by the creator")
 {}
+/**
+ * A key with limits asked to create a key, or to set limits, looser than its own (decisions.md, Extensions, "Limit
+ * containment"); the message names the limit.
+ */
+export class LimitsExceedCreator
+  extends errorClass<LimitsExceedCreator>()("limits_exceed_creator", 403, "Limits looser than the creator's")
+{}
 /** A key was requested to act as another user. */
 export class PrincipalIsNotTheCaller
   extends errorClass<PrincipalIsNotTheCaller>()("principal_is_not_the_caller", 403, "Principal is another user")
@@ -354,7 +361,7 @@ export const ErrorClasses: ReadonlyArray<ApiErrorClass> = [
   InvalidBody, IdempotencyKeyRequired, InvalidIdempotencyKey, InvalidVerdictSchema, InvalidDecisionQuestions,
   UnknownModel, InvalidParameter, EmptyScopes, InvalidPolicy, WeightsRequireBalanced, UnknownModelId,
   NoEligibleModel, InvalidAmount, MissingCredentials, InvalidCredential, InsufficientCredits, ScopeDenied,
-  NoActiveOrganization, ScopeExceedsCreator, PrincipalIsNotTheCaller, RunNotFound, KeyNotFound,
+  NoActiveOrganization, ScopeExceedsCreator, LimitsExceedCreator, PrincipalIsNotTheCaller, RunNotFound, KeyNotFound,
   IdempotencyConflict, KeyRevoked, PaymentMethodRequired, BodyTooLarge, InputTooLarge,
   OrganizationTokenQuotaExhausted, OrganizationSpendQuotaExhausted, KeyQuotaExhausted, KeyRateLimited, InternalError, NoRouteAvailable,
   DecisionUnavailable, ProviderRateLimited, ProviderUnavailable, ProviderBadResponse,

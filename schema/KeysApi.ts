@@ -11,6 +11,7 @@ import {
   KeyNotFound,
   KeyRevoked,
   PrincipalIsNotTheCaller,
+  LimitsExceedCreator,
   ScopeExceedsCreator,
   wire
 } from "./Errors.js"
@@ -152,7 +153,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/v1/keys", {
       payload: CreateKeyRequest,
       success: KeyWithSecret.pipe(HttpApiSchema.status(201)),
-      error: [...PlainRouteErrors, wire(EmptyScopes), wire(ScopeExceedsCreator), wire(PrincipalIsNotTheCaller)]
+      error: [...PlainRouteErrors, wire(EmptyScopes), wire(ScopeExceedsCreator), wire(LimitsExceedCreator), wire(PrincipalIsNotTheCaller)]
     })
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Create a key; its secret is shown once")
@@ -185,7 +186,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
       params: KeyIdPath,
       payload: UpdateKeyRequest,
       success: Key,
-      error: [...PlainRouteErrors, wire(KeyNotFound), wire(KeyRevoked)]
+      error: [...PlainRouteErrors, wire(KeyNotFound), wire(KeyRevoked), wire(LimitsExceedCreator)]
     })
       .annotate(RequiredScope, "keys_write")
       .annotate(OpenApi.Summary, "Change a key's limits; returns the key with its usage")

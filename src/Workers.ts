@@ -1,8 +1,8 @@
 /**
- * Every core: `WORKERS` server processes sharing one port (node:cluster starts them; the primary binds the port and
- * each worker accepts on copies of it, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
+ * Every core: `WORKERS` server processes sharing one port (node:cluster starts them; the primary reserves the port and
+ * each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
  * caches and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided
- * (docs/ledger.md). The primary serves nothing: it binds the port, starts the workers, starts a worker again when one
+ * (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers, starts a worker again when one
  * dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to
  * one process, so without `DATABASE_URL` the service always runs as one process. The local
  * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto"
 import { availableParallelism } from "node:os"
 import { Effect, Option } from "effect"
 import { ListenAddressConfig } from "./config/AppConfig.js"
-import { bindSharedPort, isAskForCopies, type SharedAddress, type SharedPort } from "./http/SharedPort.js"
+import { isListeningMessage, reservePort, type SharedAddress, workerEnv } from "./http/SharedPort.js"
 
 /** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
 export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
@@ -48,8 +48,8 @@ const RestartDelayMs = 1_000
 const listenAddress = (): SharedAddress | undefined => Option.getOrUndefined(Effect.runSync(Effect.option(ListenAddressConfig)))
 
 /**
- * Runs `serve` in this process, or in `WORKERS` worker processes started from it: this process then binds their port
- * (SharedPort.ts) and supervises them.
+ * Runs `serve` in this process, or in `WORKERS` worker processes started from it: this process then reserves their
+ * port (SharedPort.ts) and supervises them.
  */
 export const runWorkers = (serve: () => void): void => {
   if (!cluster.isPrimary) return serve()
@@ -59,8 +59,8 @@ export const runWorkers = (serve: () => void): void => {
   const address = listenAddress()
   // Settings that do not parse: the workers start anyway, to report them as a single process would, and stop.
   if (address === undefined) return superviseWorkers(count, undefined)
-  bindSharedPort(address).then(
-    (port) => superviseWorkers(count, port),
+  reservePort(address).then(
+    (reserved) => superviseWorkers(count, reserved),
     (error: Error) => {
       console.error(error.message)
       process.exit(1)
@@ -68,17 +68,16 @@ export const runWorkers = (serve: () => void): void => {
   )
 }
 
-const superviseWorkers = (count: number, shared: SharedPort | undefined): void => {
+const superviseWorkers = (count: number, shared: SharedAddress | undefined): void => {
   let stopping = false
   // Until a worker has come up, a worker that stops means the service cannot start (its settings, its database):
   // the primary stops too, with the worker's code, as one process would, instead of starting workers forever.
   let served = false
   let failure: number | undefined
   cluster.setupPrimary({ execArgv: withServerNodeFlags(process.execArgv) })
-  const start = () => cluster.fork(shared?.workerEnv)
-  cluster.on("message", (worker, message) => {
-    if (isAskForCopies(message)) served = true
-    shared?.onMessage(worker, message)
+  const start = () => cluster.fork(shared === undefined ? undefined : workerEnv(shared))
+  cluster.on("message", (_worker, message) => {
+    if (isListeningMessage(message)) served = true
   })
   cluster.on("exit", (worker, code, signal) => {
     if (stopping) {
@@ -96,7 +95,6 @@ const superviseWorkers = (count: number, shared: SharedPort | undefined): void =
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return
     stopping = true
-    shared?.close()
     const workers = Object.values(cluster.workers ?? {})
     if (workers.length === 0) process.exit(failure ?? 0)
     for (const worker of workers) worker?.process.kill(signal)

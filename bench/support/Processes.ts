@@ -41,17 +41,21 @@ const waitFor = async (url: string, child: ChildProcess, output: () => string) =
   throw new Error(`server did not answer ${url}:\n${output()}`)
 }
 
-/** Starts `node [nodeArgs] --import tsx <script>` (a `.js` or `.mjs` script without tsx) with env, waits until `readyPath` answers. */
+/**
+ * Starts `node [nodeArgs] --import tsx <script>` (a `.js` or `.mjs` script without tsx) with env, on `nodeBinary` (this
+ * process's Node by default), and waits until `readyPath` answers.
+ */
 export const startNode = async (
   script: string,
   env: Record<string, string>,
   readyPath = "/healthz",
-  nodeArgs: ReadonlyArray<string> = []
+  nodeArgs: ReadonlyArray<string> = [],
+  nodeBinary: string = process.execPath
 ): Promise<Child> => {
   const port = await freePort()
   let log = ""
   const loader = script.endsWith(".js") || script.endsWith(".mjs") ? [] : ["--import", "tsx"]
-  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
+  const child = spawn(nodeBinary, [...nodeArgs, ...loader, script], {
     env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })

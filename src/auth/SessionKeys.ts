@@ -4,7 +4,8 @@
  * old) or `CONSOLE_JWKS_FILE`, with the configured issuer and audience. Every credential that is not an API key
  * comes here, whatever its shape. Fails closed: no trust keys configured is `503 auth_not_configured` for any token;
  * keys unreachable with none cached (or none holding the token's `kid`) is `503 trust_keys_unavailable`. A token
- * that does not verify is `401 invalid_credential`; one that is not even JWT-shaped (three base64url segments) is
+ * that does not verify, or lasts more than 24 hours from its `iat` (from now without one), or was issued more than a
+ * minute in the future, is `401 invalid_credential`; one that is not even JWT-shaped (three base64url segments) is
  * refused as such without loading the keys, since no key could verify it.
  */
 import { Context, Effect, Layer, Option } from "effect"
@@ -82,6 +83,25 @@ const trustKeys = (source: Source) => {
   return { refresh, current, triedJustNow }
 }
 
+/** The longest a session may last: `exp` at most this long after `iat` (or after now when it has none). */
+export const MaxSessionSeconds = 24 * 60 * 60
+
+/** How far in the future an `iat` may be (the console's clock running ahead of ours). */
+export const IssuedAtSkewSeconds = 60
+
+/**
+ * Whether a verified token's lifetime is acceptable (decisions.md, Keys): `exp` present (jose checks it has not
+ * passed), at most `MaxSessionSeconds` after `iat`, or after now when `iat` is absent; an `iat` more than
+ * `IssuedAtSkewSeconds` in the future is refused.
+ */
+export const acceptableLifetime = (claims: { readonly exp?: unknown; readonly iat?: unknown }, nowSeconds: number): boolean => {
+  if (typeof claims.exp !== "number" || !Number.isFinite(claims.exp)) return false
+  if (claims.iat !== undefined && (typeof claims.iat !== "number" || !Number.isFinite(claims.iat))) return false
+  const issuedAt = claims.iat as number | undefined
+  if (issuedAt !== undefined && issuedAt > nowSeconds + IssuedAtSkewSeconds) return false
+  return claims.exp - (issuedAt ?? nowSeconds) <= MaxSessionSeconds
+}
+
 const check = (token: string, keys: LocalKeys, rules: ClaimRules) =>
   Effect.tryPromise({
     try: () => jwtVerify(token, keys, rules),
@@ -103,6 +123,7 @@ const verifyAgainst = (keys: ReturnType<typeof trustKeys>, rules: ClaimRules) =>
           )),
       Effect.mapError((cause) => cause instanceof TrustKeysUnavailable ? cause : invalid())
     )
+    if (!acceptableLifetime(result.payload, Math.floor(Date.now() / 1000))) return yield* invalid()
     const orgId = result.payload["org_id"]
     return {
       userId: result.payload.sub!,

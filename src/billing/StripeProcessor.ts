@@ -22,6 +22,7 @@ import {
   translateEvent
 } from "./StripeTranslation.js"
 import { annotateSpan } from "../telemetry/Spans.js"
+import { unstorableIn } from "../db/StorableText.js"
 
 /** How the adapter reaches Stripe; `apiHost`, `apiPort` and `apiProtocol` point it at a stand-in in tests. */
 export interface StripeProcessorOptions {
@@ -131,11 +132,29 @@ const chargeOffSession = ({ currency, stripe }: Transport, charge: OffSessionCha
     attributes: { "billing.organization_id": charge.organizationId, "billing.amount_micros": charge.amountMicros }
   }))
 
+/** The longest event id stored (Stripe's are some 30 characters). */
+export const MaxEventIdLength = 255
+
+/**
+ * Why a correctly signed body is not an event the service can record (decisions.md, Precise rules: answered `400`,
+ * never 5xx, nothing credited), or undefined: not an object, no string `id` and `type`, an `id` longer than
+ * `MaxEventIdLength` characters, or text anywhere that PostgreSQL cannot store.
+ */
+export const malformedEvent = (event: unknown): string | undefined => {
+  if (typeof event !== "object" || event === null || Array.isArray(event)) return "the webhook body is not an object"
+  const { id, type } = event as { readonly id?: unknown; readonly type?: unknown }
+  if (typeof id !== "string" || id === "") return "the event has no id"
+  if (id.length > MaxEventIdLength) return `the event id is longer than ${MaxEventIdLength} characters`
+  if (typeof type !== "string") return "the event has no type"
+  const unstorable = unstorableIn(event)
+  return unstorable === undefined ? undefined : `the event holds ${unstorable}, which cannot be stored`
+}
+
 /** The event a signed body carries, verified with the SDK at `now` (Unix milliseconds), or why it is refused. */
 const verifiedEvent = ({ currency, stripe, webhookSecret }: Transport, rawBody: string, signatureHeader: string, now: number) =>
-  Effect.try({
-    try: () =>
-      translateEvent(
+  Effect.flatMap(
+    Effect.try({
+      try: () =>
         stripe.webhooks.constructEvent(
           rawBody,
           signatureHeader,
@@ -143,16 +162,23 @@ const verifiedEvent = ({ currency, stripe, webhookSecret }: Transport, rawBody: 
           WEBHOOK_TOLERANCE_SECONDS,
           undefined,
           Math.floor(now / 1000)
-        ),
-        currency
-      ),
-    catch: (error) =>
-      new InvalidWebhook({
-        message: error instanceof Stripe.errors.StripeSignatureVerificationError
-          ? `signature verification failed: ${error.message}`
-          : "the webhook body is not a Stripe event"
+        ) as unknown,
+      catch: (error) =>
+        new InvalidWebhook({
+          message: error instanceof Stripe.errors.StripeSignatureVerificationError
+            ? `signature verification failed: ${error.message}`
+            : "the webhook body is not a Stripe event"
+        })
+    }),
+    (event) => {
+      const malformed = malformedEvent(event)
+      if (malformed !== undefined) return Effect.fail(new InvalidWebhook({ message: malformed }))
+      return Effect.try({
+        try: () => translateEvent(event as Stripe.Event, currency),
+        catch: () => new InvalidWebhook({ message: "the webhook body is not a Stripe event" })
       })
-  })
+    }
+  )
 
 const parseWebhook = (transport: Transport, rawBody: string, signatureHeader: string | undefined) =>
   Effect.gen(function*() {

@@ -16,6 +16,8 @@ export interface Settings {
   readonly runsMaxInFlight: number
   /** The own time per run the adaptive limit keeps runs within, in ms (`RUNS_TIME_BUDGET_MS`). */
   readonly runsTimeBudgetMs: number
+  /** How long a request's body may take to arrive after its headers, in ms (`REQUEST_BODY_TIMEOUT_MS`). */
+  readonly requestBodyTimeoutMs: number
   readonly ledgerLeaseTtlSeconds: number
   readonly corsAllowedOrigins: ReadonlyArray<string>
   readonly otlpEndpoint: Option.Option<string>
@@ -134,6 +136,13 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   runsTimeBudgetMs: Config.Int("RUNS_TIME_BUDGET_MS").pipe(
     Config.withDefault(500),
     validate({ message: "RUNS_TIME_BUDGET_MS must be 10 to 60000", validation: (n) => n >= 10 && n <= 60_000 })
+  ),
+  requestBodyTimeoutMs: Config.Int("REQUEST_BODY_TIMEOUT_MS").pipe(
+    Config.withDefault(10_000),
+    validate({
+      message: "REQUEST_BODY_TIMEOUT_MS must be 100 to 300000 (ms)",
+      validation: (n) => n >= 100 && n <= 300_000
+    })
   ),
   otlpEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),
   serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("arbiter")),

@@ -19,7 +19,8 @@ export interface DirectServer {
   /**
    * Answers the request through the API as if its route had answered with `answer` (a failure, usually): the edge
    * (request id, CORS), the error encoding and the observation of every request. The request's body must already
-   * have been read.
+   * have been read, or be left unread for good (a refusal from the headers: Node discards the rest once the answer is
+   * written, and BodyDeadline.ts closes a connection whose body is still late).
    */
   readonly viaApi: (
     request: IncomingMessage,

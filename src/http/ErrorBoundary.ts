@@ -19,6 +19,21 @@ import { hasBody, nodeRequestOf, readBody } from "./RequestShape.js"
 import type { RouteTable } from "./RouteTable.js"
 import { annotateSpan } from "../telemetry/Spans.js"
 
+/**
+ * A path whose percent-encoding does not decode (a `%` without two hex digits, or bytes that are not UTF-8): no
+ * resource has such a name, so it is `404` whatever the method (decisions.md, Precise rules), never the `405` of a
+ * known path its undecoded text would match.
+ */
+const malformedEncoding = (path: string): boolean => {
+  if (!path.includes("%")) return false
+  try {
+    decodeURIComponent(path)
+    return false
+  } catch {
+    return true
+  }
+}
+
 const emptyResponse = (status: number) => HttpServerResponse.empty({ status, headers: { "content-length": "0" } })
 
 const MaxBodySize = ByteSize.bytes(MiB)
@@ -85,8 +100,9 @@ export const errorBoundary = (table: RouteTable, cors: Cors) =>
     fiber.setContext(Context.add(fiber.context, CurrentRequestId, requestId))
     const query = request.url.indexOf("?")
     const path = query === -1 ? request.url : request.url.slice(0, query)
-    // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both).
-    const odd = path.length > 1 && (path.endsWith("/") || path.includes("//"))
+    // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both), and a path
+    // whose percent-encoding does not decode names no resource.
+    const odd = (path.length > 1 && (path.endsWith("/") || path.includes("//"))) || malformedEncoding(path)
     const known = !odd && table.allowsPath(path)
     // Routing comes first, so only a path that exists answers a preflight; elsewhere it is the unknown path's 404.
     const preflight = known
@@ -103,9 +119,14 @@ export const errorBoundary = (table: RouteTable, cors: Cors) =>
       if (odd) return Effect.succeed(emptyResponse(404))
       // HEAD is not served (docs/decisions.md, Boundary): the router would answer it as GET.
       if (request.method === "HEAD") return Effect.succeed(emptyResponse(known ? 405 : 404))
-      // Nothing reads a body sent to health, the OpenAPI document or the docs; the 1 MiB limit still holds there.
+      // A path without a request shape (health, the documents, the pages) has its body read here under the 1 MiB
+      // limit; the page behind it reads that text again (the payment processor's webhook).
       const unshaped = known && hasBody(headers) && table.unshapedPath(path)
-      return (unshaped ? Effect.andThen(readBody(request, { bodyLimit: MiB, tooLargeStyle: "plain" }), app) : app).pipe(
+      const served = unshaped
+        ? Effect.flatMap(readBody(request, { bodyLimit: MiB, tooLargeStyle: "plain" }), (seen) =>
+          Effect.provideService(app, HttpServerRequest.HttpServerRequest, seen))
+        : app
+      return served.pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, MaxBodySize)
       )
     })

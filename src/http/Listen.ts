@@ -4,7 +4,9 @@
  * the request handler is attached when the server is created, before it listens: a connection accepted during
  * start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer). The
  * overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
- * exact method and URL, if any (DirectRoutes.ts), else to the router. Every request is counted, timed and
+ * exact method and URL, if any (DirectRoutes.ts), else to the router. Each request's body must arrive within
+ * `REQUEST_BODY_TIMEOUT_MS` of its headers (BodyDeadline.ts), and the guard decides on a run or selection with a body
+ * once its reader has read it. Every request is counted, timed and
  * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
  * trace id (RequestLogContext.ts).
  */
@@ -17,12 +19,13 @@ import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { Boundary, RouterSettings } from "./Boundary.js"
 import { makeCors } from "./Cors.js"
 import { errorBoundary } from "./ErrorBoundary.js"
-import { type Accepting, acceptOnCopies, prepareAlone, sharedAddress } from "./SharedPort.js"
+import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { nodeRequestOf } from "./RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
+import { watchBodyDeadline } from "./BodyDeadline.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
 /** Where the server listens. */
@@ -104,23 +107,14 @@ Effect.gen(function*() {
 })
 
 /**
- * How this process will accept, settled before its app is built: under WORKERS, on the copies of the port the primary
- * bound; alone, on the port it binds now, its helper's copies on their way meanwhile (SharedPort.ts). The port bound
- * alone is closed if the start fails before the server accepts.
+ * How this process accepts (SharedPort.ts): under WORKERS, on the port the primary reserved, telling the primary once
+ * it listens; alone, on the port it reserves once its app is built.
  */
-const preparePort = (options: { readonly host: string; readonly port: number }) => {
+const acceptFor = (options: { readonly host: string; readonly port: number }) => {
   const shared = sharedAddress()
-  if (shared !== undefined) {
-    return Effect.succeed((server: Server) =>
-      acceptOnCopies(server, shared.port).then((stop): Accepting => ({ address: shared, stop })))
-  }
-  return Effect.map(
-    Effect.acquireRelease(
-      Effect.tryPromise({ try: () => prepareAlone(options), catch: (error) => error as Error }),
-      (prepared) => Effect.sync(prepared.abandon)
-    ),
-    (prepared) => prepared.accept
-  )
+  return shared !== undefined
+    ? (server: Server) => acceptOn(server, shared).then((accepting) => (announceListening(), accepting))
+    : (server: Server) => reservePort(options).then((address) => acceptOn(server, address))
 }
 
 /**
@@ -131,7 +125,7 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
   Layer.effect(
     ServerAddress,
     Effect.gen(function*() {
-      const accept = yield* preparePort(options)
+      const accept = acceptFor(options)
       const { handler, direct } = yield* requestHandlers(routeLayer)
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
@@ -145,7 +139,8 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
       )
       yield* guardGauges(guard)
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
-        if (guard.shed(request, response)) return
+        watchBodyDeadline(request, response, config.requestBodyTimeoutMs)
+        if (guard.shedOnceRead(request, response)) return
         const route = direct.size === 0 ? undefined : direct.get(`${request.method} ${request.url}`)
         if (route === undefined) handler(request, response)
         else route(request, response)
@@ -161,9 +156,6 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
             timer.unref()
           })
       )
-      if (accepting.fallback !== undefined) {
-        yield* Effect.logWarning(`accepting on one handle: ${accepting.fallback.message}`)
-      }
       const address = { address: accepting.address.host, port: accepting.address.port }
       const host = address.address.includes(":") ? `[${address.address}]` : address.address
       const url = `http://${host}:${address.port}`

@@ -5,12 +5,17 @@
  * those routes the process is serving and holds those using it (not waiting on the upstream model: UpstreamWaits.ts)
  * under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per request against a budget, so it
  * shrinks once the process is queueing), and all of them under `maxInFlight`; past either, or while the event loop lags
- * more than `maxLagMs`, a new request is answered at once, before any parsing, credential check or database work: `503
+ * more than `maxLagMs`, a new request is answered at once, before any parsing or database work: `503
  * no_route_available` with `Retry-After` (no route can take the run now; nothing was stored, so nothing is charged),
- * `x-request-id`, `Server-Timing` and CORS headers like any answer. The shed answer costs a few microseconds, so the
- * runs the service takes keep their deadlines. Other routes are never shed. A shed request is counted
+ * `x-request-id`, `Server-Timing` and CORS headers like any answer. A request is counted, and decided, only once its
+ * body has been read (`shedOnceRead`, `takeOnceRead`; its credential and scope were checked from the headers before),
+ * so slow uploads, which must finish within `REQUEST_BODY_TIMEOUT_MS` (BodyDeadline.ts), hold no place meanwhile
+ * (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs the service
+ * takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
  * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
- * exists to spend nothing on it.
+ * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`: the router's
+ * routes) is counted in `arbiter_http_shed_total` here and answered, counted and logged by the API like its other
+ * refusals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"
@@ -155,10 +160,35 @@ const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Co
   request.resume()
 }
 
+/**
+ * The requests to a shedable route whose body is still arriving, with what the guard does once it has: a request is
+ * counted (or shed) only from the moment its body has been read, so a slow upload holds no place meanwhile
+ * (decisions.md, Precise rules, "Slow clients"; the body's own deadline is BodyDeadline.ts).
+ */
+const awaitingBody = new WeakMap<IncomingMessage, (answerHere: boolean) => boolean>()
+
+/**
+ * Called by the reader of a shedable route's body once it has been read: true when the guard takes the request (it
+ * is counted until its response closes), false when it is shed. With `answerHere` the guard answers a shed request
+ * itself (`503 no_route_available`, as at once); otherwise the caller answers it through the API
+ * (`NoRouteAvailable` with `Retry-After: ShedRetryAfterSeconds`). A request no guard waits on is taken.
+ */
+export const takeOnceRead = (request: IncomingMessage, answerHere: boolean): boolean => {
+  const take = awaitingBody.get(request)
+  if (take === undefined) return true
+  awaitingBody.delete(request)
+  return take(answerHere)
+}
+
 /** A running guard. */
 export interface OverloadGuard {
-  /** Answers the request when it must be shed; false when the service should handle it. */
+  /** Answers the request when it must be shed now; false when the service should handle it. */
   readonly shed: (request: IncomingMessage, response: ServerResponse) => boolean
+  /**
+   * Defers the decision on a request to a shedable route until its body has been read (`takeOnceRead`); a request
+   * without a body is decided at once. True when it was answered (shed) at once.
+   */
+  readonly shedOnceRead: (request: IncomingMessage, response: ServerResponse) => boolean
   readonly stop: () => void
   /** The adaptive limit now. */
   readonly limit: () => number
@@ -167,6 +197,18 @@ export interface OverloadGuard {
   /** Of them, those using the process (not waiting on the upstream model): what the adaptive limit holds. */
   readonly using: () => number
 }
+
+/** The `METHOD path` of a request when its route is shedable. */
+const shedableKey = (request: IncomingMessage): string | undefined => {
+  const path = request.url === undefined ? "" : request.url.split("?", 1)[0]!
+  const key = `${request.method} ${path}`
+  return Shedable.has(key) ? key : undefined
+}
+
+/** The request carries a body (a length over zero, or chunked). */
+const carriesBody = (request: IncomingMessage): boolean =>
+  request.headers["transfer-encoding"] !== undefined ||
+  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
 
 /**
  * Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off; `budgetMs` is the own time
@@ -183,7 +225,6 @@ export const startOverloadGuard = (
   }
 ): OverloadGuard => {
   const sampler = options.maxLagMs > 0 ? new LagSampler() : undefined
-  let inFlight = 0
   const loop = new LoopUtilization()
   const limit = new AdaptiveLimit({
     loopBusy: loop.recent,
@@ -194,39 +235,66 @@ export const startOverloadGuard = (
     budgetMs: options.budgetMs ?? DefaultLimitOptions.budgetMs,
     warmupMs: options.warmupMs ?? DefaultLimitOptions.warmupMs
   })
-
+  const counts = { inFlight: 0 }
+  const decide = decider(options, sampler, limit, counts)
+  const shed = (request: IncomingMessage, response: ServerResponse): boolean => {
+    const key = shedableKey(request)
+    if (key === undefined) return false
+    const lagging = decide(response)
+    if (lagging === undefined) return false
+    countShed(key, lagging)
+    answerShed(request, response, options.cors)
+    return true
+  }
   return {
-    shed: (request, response) => {
-      const path = request.url === undefined ? "" : request.url.split("?", 1)[0]!
-      const key = `${request.method} ${path}`
-      if (!Shedable.has(key)) return false
-      const now = performance.now()
-      sampler?.asked(now)
-      const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
-      // The limit holds the requests using the process, not those waiting on the upstream (UpstreamWaits.ts);
-      // RUNS_MAX_IN_FLIGHT holds them all.
-      const using = inFlight - waitingOnUpstream()
-      const full = options.maxInFlight > 0 && (inFlight >= options.maxInFlight || using >= limit.limit)
-      if (!lagging && !full) {
-        inFlight++
-        const started = now
-        const at = using + 1
-        response.once("close", () => {
-          inFlight--
-          if (options.maxInFlight > 0) {
-            const ended = performance.now()
-            limit.record(ended - started - upstreamMs(response), at, ended)
-          }
-        })
+    shed,
+    shedOnceRead: (request, response) => {
+      const key = shedableKey(request)
+      if (key === undefined) return false
+      if (!carriesBody(request)) return shed(request, response)
+      awaitingBody.set(request, (answerHere) => {
+        if (answerHere) return !shed(request, response)
+        const lagging = decide(response)
+        if (lagging === undefined) return true
+        count(shedRequests, lagging ? shedSeries.get(key)!.lag : shedSeries.get(key)!.limit)
         return false
-      }
-      countShed(key, lagging)
-      answerShed(request, response, options.cors)
-      return true
+      })
+      return false
     },
     stop: () => sampler?.stop(),
     limit: () => limit.limit,
-    inFlight: () => inFlight,
-    using: () => inFlight - waitingOnUpstream()
+    inFlight: () => counts.inFlight,
+    using: () => counts.inFlight - waitingOnUpstream()
   }
+}
+
+/**
+ * The guard's decision on one request: undefined when it is taken (then counted until its response closes, and its
+ * own time recorded by the adaptive limit), else whether it is shed for the loop's lag (true) or the limit (false).
+ */
+const decider = (
+  options: { readonly maxLagMs: number; readonly maxInFlight: number },
+  sampler: LagSampler | undefined,
+  limit: AdaptiveLimit,
+  counts: { inFlight: number }
+) =>
+(response: ServerResponse): boolean | undefined => {
+  const now = performance.now()
+  sampler?.asked(now)
+  const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
+  // The limit holds the requests using the process, not those waiting on the upstream (UpstreamWaits.ts);
+  // RUNS_MAX_IN_FLIGHT holds them all.
+  const using = counts.inFlight - waitingOnUpstream()
+  const full = options.maxInFlight > 0 && (counts.inFlight >= options.maxInFlight || using >= limit.limit)
+  if (lagging || full) return lagging
+  counts.inFlight++
+  const at = using + 1
+  response.once("close", () => {
+    counts.inFlight--
+    if (options.maxInFlight > 0) {
+      const ended = performance.now()
+      limit.record(ended - now - upstreamMs(response), at, ended)
+    }
+  })
+  return undefined
 }

@@ -1,14 +1,16 @@
 /**
  * The one place a request's size, content type, body and query string are checked before HttpApi decodes the
- * payload (check order: routing, credential, then these, then decoding, then the scope). On a route that takes a
- * body it reads the body under the route's limit, parses it as JSON and refuses a body nested deeper than
- * `MaxJsonDepth`; the handler then runs on a view of the request that hands HttpApi the parsed value (below). It also
- * records the route's rejection style for the edge, which maps whatever decoding fails afterwards. Last, it checks
- * the endpoint's scope (src/auth/Scopes.ts), which the contract puts after decoding.
+ * payload (check order: routing, credential, then these, then decoding, then the scope; on a route that takes a
+ * payload the scope comes before its body is read, after what the headers alone say against it). On a route that
+ * takes a body it reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, BodyDeadline.ts), parses
+ * it as JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the request that
+ * hands HttpApi the parsed value (below). It also records the route's rejection style for the edge, which maps
+ * whatever decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope
+ * (src/auth/Scopes.ts), which the contract puts after decoding.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context, Effect, Exit, Layer } from "effect"
-import { Headers, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { Headers, HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
@@ -17,6 +19,8 @@ import { badBody, badQuery, type BodyRejection, CurrentStyle, notJson, tooLarge,
 import { checkScope } from "../auth/Scopes.js"
 import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
+import { NoRouteAvailable } from "../../schema/Errors.js"
+import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./Overload.js"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
 /** The request carries a body (a length over zero, or chunked). */
@@ -34,6 +38,18 @@ const declaresMoreThan = (headers: IncomingHttpHeaders | HttpServerRequest.HttpS
 export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): IncomingMessage =>
   NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage
 
+/** The connection closed before the request's body had arrived: the client went away, or its body was late. */
+const clientGone = (raw: IncomingMessage): boolean => !raw.complete && (raw.destroyed || raw.socket.destroyed)
+
+/** The words logged (at debug level, without a stack) when a client leaves before its body has arrived. */
+export const UploadAbortedMessage = "the client closed the connection before its request body arrived"
+
+/**
+ * A client that aborts its upload is a normal event (decisions.md, Precise rules): logged at debug level, and the
+ * request's fiber ends interrupted, as the platform ends one whose client left, so no failure is logged or answered.
+ */
+const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(UploadAbortedMessage), Effect.interrupt)
+
 /**
  * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
  * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
@@ -41,12 +57,14 @@ export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): Inc
  * run for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
  * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
  * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
- * the function it answers is called first (it stops reading).
+ * the function it answers is called first (it stops reading). When the connection closes before the body has
+ * arrived (the client left, or BodyDeadline.ts answered a late body), `aborted` is called instead.
  */
 const readPayloadText = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">,
-  done: (exit: Exit.Exit<string, BodyRejection>) => void
+  done: (exit: Exit.Exit<string, BodyRejection>) => void,
+  aborted: () => void
 ): () => void => {
   const chunks: Array<Buffer> = []
   let size = 0
@@ -54,6 +72,7 @@ const readPayloadText = (
     raw.off("data", onData)
     raw.off("end", onEnd)
     raw.off("error", onError)
+    raw.off("close", onClose)
   }
   const onData = (chunk: Buffer) => {
     size += chunk.length
@@ -71,29 +90,39 @@ const readPayloadText = (
   }
   const onError = (error: Error) => {
     stop()
-    done(Exit.die(error))
+    if (clientGone(raw)) aborted()
+    else done(Exit.die(error))
+  }
+  const onClose = () => {
+    stop()
+    aborted()
   }
   raw.on("data", onData)
   raw.once("end", onEnd)
   raw.once("error", onError)
+  raw.once("close", onClose)
   return stop
 }
 
 /**
- * Reads the body of a request nothing else reads (a route without a payload, a path without a request shape) under a
- * limit, straight from the Node request: a declared length over it is refused before reading; over it mid-body the
- * rest is drained, so the connection stays up for the 413 of `style`.
+ * Reads the body of a request no payload reader reads (a route without a payload, a path without a request shape)
+ * under a limit, straight from the Node request: a declared length over it is refused before reading; over it
+ * mid-body the rest is drained, so the connection stays up for the 413 of `style`. Returns the request as its
+ * handler is to see it: its `text` the body read (a page such as the payment processor's webhook reads it again).
  */
 export const readBody = (
   request: HttpServerRequest.HttpServerRequest,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle">
-): Effect.Effect<string, BodyRejection> =>
+): Effect.Effect<HttpServerRequest.HttpServerRequest, BodyRejection> =>
   declaresMoreThan(request.headers, info.bodyLimit)
     ? Effect.fail(tooLarge(info.tooLargeStyle, info.bodyLimit))
-    : Effect.callback((resume) => {
-      const stop = readPayloadText(nodeRequestOf(request), info, resume)
-      return Effect.sync(stop)
-    })
+    : Effect.map(
+      Effect.callback<string, BodyRejection>((resume) => {
+        const stop = readPayloadText(nodeRequestOf(request), info, resume, () => resume(uploadAborted))
+        return Effect.sync(stop)
+      }),
+      (text) => Object.create(request, { text: { value: Effect.succeed(text) } }) as HttpServerRequest.HttpServerRequest
+    )
 
 /** A JSON payload read: its text and its parsed value. */
 export interface JsonPayload {
@@ -112,24 +141,38 @@ const checkPayloadText = (text: string, style: RejectionStyle): Exit.Exit<JsonPa
 }
 
 /**
+ * What the headers alone say against a JSON payload: not a JSON content type (the 413 when a declared length is over
+ * the limit, else the content-type rejection), or a declared length over the limit; undefined when nothing.
+ */
+export const payloadHeadersRefusal = (
+  raw: IncomingMessage,
+  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
+): BodyRejection | undefined => {
+  if (!isJsonContentType(raw.headers["content-type"])) {
+    return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : wrongContentType(info.style)
+  }
+  return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : undefined
+}
+
+/**
  * `readJsonPayload` outside the runtime (the direct route of `POST /v1/runs`): `done` is called once with the payload
- * or its rejection, unless the function it answers is called first (it stops reading).
+ * or its rejection, unless the function it answers is called first (it stops reading); `aborted` instead when the
+ * connection closes before the body has arrived.
  */
 export const readJsonPayloadNow = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">,
-  done: (exit: Exit.Exit<JsonPayload, BodyRejection>) => void
+  done: (exit: Exit.Exit<JsonPayload, BodyRejection>) => void,
+  aborted: () => void
 ): () => void => {
-  const style = info.style
-  if (!isJsonContentType(raw.headers["content-type"])) {
-    done(Exit.fail(declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : wrongContentType(style)))
+  const refused = payloadHeadersRefusal(raw, info)
+  if (refused !== undefined) {
+    done(Exit.fail(refused))
     return () => {}
   }
-  if (declaresMoreThan(raw.headers, info.bodyLimit)) {
-    done(Exit.fail(tooLarge(info.tooLargeStyle, info.bodyLimit)))
-    return () => {}
-  }
-  return readPayloadText(raw, info, (read) => done(Exit.isSuccess(read) ? checkPayloadText(read.value, style) : Exit.failCause(read.cause)))
+  const read = (text: Exit.Exit<string, BodyRejection>) =>
+    done(Exit.isSuccess(text) ? checkPayloadText(text.value, info.style) : Exit.failCause(text.cause))
+  return readPayloadText(raw, info, read, aborted)
 }
 
 /**
@@ -143,7 +186,7 @@ export const readJsonPayload = (
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
 ): Effect.Effect<JsonPayload, BodyRejection> =>
   Effect.callback((resume) => {
-    const stop = readJsonPayloadNow(raw, info, resume)
+    const stop = readJsonPayloadNow(raw, info, resume, () => resume(uploadAborted))
     return Effect.sync(stop)
   })
 
@@ -171,6 +214,31 @@ const unstorableQuery = (query: Readonly<Record<string, string | ReadonlyArray<s
   return found === undefined ? undefined : `${found.replace(/^a field name/, "a parameter name")}, which cannot be stored`
 }
 
+/**
+ * On a route that takes a payload, the scope is checked from the headers before the body is read (decisions.md,
+ * Precise rules, "Slow clients"), after what the headers alone say against the body (content type, declared length),
+ * so a credential lacking the scope waits for no upload.
+ */
+const scopeBeforeBody = (raw: IncomingMessage, info: EndpointInfo) => {
+  const refused = payloadHeadersRefusal(raw, info)
+  if (refused !== undefined) return Effect.fail(refused)
+  return info.scope === undefined ? Effect.void : checkScope(info.scope, Effect.void)
+}
+
+/**
+ * The overload guard's decision on a run or selection whose body has just been read (Overload.ts): shed, it is
+ * `503 no_route_available` with `Retry-After`, answered through the API; nothing was stored.
+ */
+const takenOnceRead = (raw: IncomingMessage) =>
+  takeOnceRead(raw, false)
+    ? Effect.void
+    : Effect.andThen(
+      HttpEffect.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(ShedRetryAfterSeconds)))
+      ),
+      Effect.fail(new NoRouteAvailable({ message: ShedMessage }))
+    )
+
 /** The request the handler sees once its shape is checked: the original, or the view with the body parsed. */
 const checkShape = (request: HttpServerRequest.HttpServerRequest, info: EndpointInfo, context: Context.Context<never>) =>
   Effect.gen(function*() {
@@ -178,15 +246,18 @@ const checkShape = (request: HttpServerRequest.HttpServerRequest, info: Endpoint
     CurrentStyle.set(nodeRequestOf(request), style)
     let seen = request
     if (info.hasPayload) {
-      const body = yield* readJsonPayload(nodeRequestOf(request), info)
+      const raw = nodeRequestOf(request)
+      yield* scopeBeforeBody(raw, info)
+      const body = yield* readJsonPayload(raw, info)
+      yield* takenOnceRead(raw)
       seen = parsedJsonView(request, body.text, body.value)
     } else if (hasBody(request.headers)) {
-      yield* readBody(request, info)
+      seen = yield* readBody(request, info)
     }
     const query = Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams)
     const problem = info.checkQuery(query) ?? unstorableQuery(query)
     if (problem !== undefined) return yield* badQuery(style, problem)
-    if (info.scope !== undefined) {
+    if (info.scope !== undefined && !info.hasPayload) {
       yield* checkScope(info.scope, info.decodeRequest(seen, Context.getUnsafe(context, HttpRouter.RouteContext).params))
     }
     return seen

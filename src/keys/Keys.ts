@@ -1,7 +1,8 @@
 /**
  * API keys: issue, list, read, revoke (idempotent) and rotate. Scopes are frozen at creation, deduplicated and
  * sorted, and never exceed what the creator holds; a key acting as a service account needs `members_write` besides
- * `keys_write`; a user key acts as its creator. A revocation or rotation takes effect at once on this process.
+ * `keys_write`; a user key acts as its creator. A key with limits neither creates a key nor sets limits looser than
+ * its own (`limits_exceed_creator`). A revocation or rotation takes effect at once on this process.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { ActorShape, Principal } from "../../schema/Auth.js"
@@ -10,6 +11,7 @@ import {
   EmptyScopes,
   KeyNotFound,
   KeyRevoked,
+  LimitsExceedCreator,
   PrincipalIsNotTheCaller,
   ScopeDenied,
   ScopeExceedsCreator
@@ -156,7 +158,10 @@ export interface KeysService {
   readonly create: (
     actor: ActorShape,
     request: KeyRequest
-  ) => Effect.Effect<IssuedKey, EmptyScopes | ScopeDenied | PrincipalIsNotTheCaller | ScopeExceedsCreator | DatabaseUnavailable>
+  ) => Effect.Effect<
+    IssuedKey,
+    EmptyScopes | ScopeDenied | PrincipalIsNotTheCaller | ScopeExceedsCreator | LimitsExceedCreator | DatabaseUnavailable
+  >
   /** Every key of the organization, newest first. */
   readonly list: (organizationId: string) => Effect.Effect<ReadonlyArray<KeyView>, DatabaseUnavailable>
   /** One key of the organization. */
@@ -170,7 +175,7 @@ export interface KeysService {
     actor: ActorShape,
     keyId: string,
     limits: LimitsPatch
-  ) => Effect.Effect<KeyView, KeyNotFound | ScopeDenied | KeyRevoked | DatabaseUnavailable>
+  ) => Effect.Effect<KeyView, KeyNotFound | ScopeDenied | KeyRevoked | LimitsExceedCreator | DatabaseUnavailable>
   /** Issues a new secret for an active key of a caller holding every scope of it; the previous one stops at once. */
   readonly rotate: (
     actor: ActorShape,
@@ -261,25 +266,73 @@ const principalFor = (
 
 const revoked = (keyId: string) => new KeyRevoked({ message: `key ${keyId} is revoked` })
 
+/** The limits compared by containment, by wire name. */
+const Bounded = [
+  ["spend_micros", "spendMicros"],
+  ["tokens", "tokens"],
+  ["runs_per_minute", "runsPerMinute"]
+] as const
+
+/**
+ * The first way `limits` are looser than the creator's (decisions.md, Extensions, "Limit containment"), in words
+ * naming the limit, or undefined when they are contained: each limit the creator has must be matched by one no larger
+ * (null is none, so larger than any); while the creator has a spend or token limit, which counts over its period, a
+ * period other than the creator's is looser.
+ */
+export const looserThan = (creator: KeyLimits, limits: KeyLimits): string | undefined => {
+  for (const [name, field] of Bounded) {
+    const own = creator[field]
+    const asked = limits[field]
+    if (own === null || (asked !== null && asked <= own)) continue
+    return `${name} ${asked === null ? "none" : asked} is looser than the creating key's ${name} ${own}`
+  }
+  const counted = creator.spendMicros !== null || creator.tokens !== null
+  if (counted && limits.period !== creator.period) {
+    return `period ${limits.period} is looser than the creating key's period ${creator.period}`
+  }
+  return undefined
+}
+
+/**
+ * Refuses limits looser than the calling key's own with `limits_exceed_creator` naming the limit; console sessions
+ * and keys without limits are not bound. The caller's limits are read as stored now.
+ */
+const checkLimitsContained = (find: ReturnType<typeof findWith>) => (actor: ActorShape, limits: KeyLimits) => {
+  if (actor.credential.kind !== "api_key") return Effect.void
+  return Effect.flatMap(
+    Effect.catchTag(find(actor.organizationId, actor.credential.keyId), "key_not_found", () => Effect.succeed(undefined)),
+    (caller): Effect.Effect<void, LimitsExceedCreator> => {
+      if (caller === undefined) return Effect.void
+      const looser = looserThan(limitsOf(caller), limits)
+      return looser === undefined ? Effect.void : Effect.fail(new LimitsExceedCreator({ message: looser }))
+    }
+  )
+}
+
 const make = Effect.gen(function*() {
   const repo = yield* KeysRepo
   const verifier = yield* CredentialVerifier
   const issue = issueWith(repo)
   const find = findWith(repo)
   const revokeRow = revokeWith(repo, verifier)
+  const contained = checkLimitsContained(find)
 
   return Keys.of({
     issue,
     create: (actor, request) =>
-      Effect.flatMap(principalFor(actor, request), (principal) =>
-        issue({
+      Effect.gen(function*() {
+        const principal = yield* principalFor(actor, request)
+        const limits = patched(NoLimits, request.limits)
+        yield* contained(actor, limits)
+        return yield* issue({
           organizationId: actor.organizationId,
           name: request.name,
           principal,
           scopes: request.scopes,
           createdBy: actor.principal.id,
-          limits: patched(NoLimits, request.limits)
-        })),
+          limits
+        })
+      }),
     list: (organizationId) => Effect.map(repo.list(organizationId), (rows) => rows.map(keyView)),
     get: (organizationId, keyId) => Effect.map(find(organizationId, keyId), keyView),
     revoke: (actor, keyId) =>
@@ -294,7 +347,9 @@ const make = Effect.gen(function*() {
         const current = yield* find(actor.organizationId, keyId)
         yield* checkContained(actor, current, "changed")
         if (current.state === "revoked") return yield* revoked(keyId)
-        const changed = yield* repo.setLimits(actor.organizationId, keyId, patched(limitsOf(current), patch))
+        const limits = patched(limitsOf(current), patch)
+        yield* contained(actor, limits)
+        const changed = yield* repo.setLimits(actor.organizationId, keyId, limits)
         if (Option.isNone(changed)) return yield* revoked(keyId)
         return keyView(yield* find(actor.organizationId, keyId))
       }),

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/runs` as a direct route (src/http/DirectRoutes.ts): the run's request served on Node's request and
  * response, outside the Effect runtime where nothing is refused, with the API's own pieces in the API's order (check
- * order: credential, then the body's shape, then decoding, then the scope; then the handler of RunsHttp.ts):
+ * order: credential, what the headers say against the body, the scope, then the body read, then decoding; then the
+ * handler of RunsHttp.ts):
  * `CredentialVerifier.known` or `authenticate` (src/auth/Authenticate.ts), `readJsonPayloadNow` (RequestShape.ts),
  * the endpoint's decoders from the route table (RouteTable.ts: the payload's alone, as its headers schema refuses no
  * request; HttpApi's whole decoding words a refusal) and `checkScope`. A run answered 200 or 202 is written
@@ -28,7 +29,9 @@ import { AppConfig } from "../config/AppConfig.js"
 import { makeCors } from "../http/Cors.js"
 import { type DirectRoute, DirectRoutes, type DirectServer } from "../http/DirectRoutes.js"
 import { requestIdFor } from "../http/RequestId.js"
-import { readJsonPayloadNow } from "../http/RequestShape.js"
+import { takeOnceRead } from "../http/Overload.js"
+import type { BodyRejection } from "../http/Rejection.js"
+import { type JsonPayload, payloadHeadersRefusal, readJsonPayloadNow, UploadAbortedMessage } from "../http/RequestShape.js"
 import { withRetryAfter } from "../http/RetryAfter.js"
 import { type DecodedInput, type EndpointInfo, makeRouteTable } from "../http/RouteTable.js"
 import { countRunStatus } from "../http/RunMetrics.js"
@@ -84,28 +87,35 @@ interface Accepted {
 
 /**
  * The caller and the decoded payload, checked in the API's order, outside the runtime where nothing is refused: a key
- * this process authenticated within its second (`CredentialVerifier.known`), the body read and checked
- * (`readJsonPayloadNow`), its payload decoded without the runtime (`decodePayloadNow`), a granted scope. Whatever is
- * not known at once or is refused goes through the API's own pieces, in a fiber of the request's: `authenticate` looks
- * a key up or words its refusal, HttpApi's decoders word a body's, `checkScope` a scope's; `done` then gets their
- * failure, as the API's middlewares would fail.
+ * this process authenticated within its second (`CredentialVerifier.known`), what the headers say against the body
+ * (`payloadHeadersRefusal`), a granted scope (both before the body is read: decisions.md, "Slow clients"), the body
+ * read and checked (`readJsonPayloadNow`), the overload guard's decision once it has been (`takeOnceRead`: a shed run
+ * is answered there), its payload decoded without the runtime (`decodePayloadNow`). Whatever is not known at once or
+ * is refused goes through the API's own pieces, in a fiber of the request's: `authenticate` looks a key up or words
+ * its refusal, HttpApi's decoders word a body's, `checkScope` a scope's; `done` then gets their failure, as the API's
+ * middlewares would fail. A client gone before its body arrived is logged at debug level and `done` is not called.
  */
 const accept = (context: RunRoute, raw: IncomingMessage, fibers: RunFibers, done: (exit: Exit.Exit<Accepted, unknown>) => void) => {
-  const withInput = (actor: ActorShape, input: DecodedInput) => {
-    const accepted = { actor, payload: input.payload as RunRequest }
-    if (actor.scopes.has(context.scope)) return done(Exit.succeed(accepted))
-    fibers.fork(Effect.as(Effect.provideService(checkScope(context.scope, Effect.void), Actor, actor), accepted)).addObserver(done)
+  const withInput = (actor: ActorShape, input: DecodedInput) => done(Exit.succeed({ actor, payload: input.payload as RunRequest }))
+  const withBody = (actor: ActorShape, body: Exit.Exit<JsonPayload, BodyRejection>) => {
+    if (Exit.isFailure(body)) return done(Exit.failCause(body.cause))
+    if (!takeOnceRead(raw, true)) return
+    // The body alone decides: the route's headers schema refuses no request (test/runs/CreateRunRoute.test.ts).
+    const input = context.info.decodePayloadNow(body.value.value)
+    if (input !== undefined) return withInput(actor, { payload: input.payload, headers: undefined })
+    fibers.fork(context.info.decodeInput({}, Effect.succeed(body.value.value), raw.headers)).addObserver((decoded) =>
+      Exit.isSuccess(decoded) ? withInput(actor, decoded.value) : done(Exit.failCause(decoded.cause))
+    )
   }
-  const withActor = (actor: ActorShape) =>
-    readJsonPayloadNow(raw, context.info, (body) => {
-      if (Exit.isFailure(body)) return done(Exit.failCause(body.cause))
-      // The body alone decides: the route's headers schema refuses no request (test/runs/CreateRunRoute.test.ts).
-      const input = context.info.decodePayloadNow(body.value.value)
-      if (input !== undefined) return withInput(actor, { payload: input.payload, headers: undefined })
-      fibers.fork(context.info.decodeInput({}, Effect.succeed(body.value.value), raw.headers)).addObserver((decoded) =>
-        Exit.isSuccess(decoded) ? withInput(actor, decoded.value) : done(Exit.failCause(decoded.cause))
-      )
-    })
+  const withActor = (actor: ActorShape) => {
+    const refused = payloadHeadersRefusal(raw, context.info)
+    if (refused !== undefined) return done(Exit.fail(refused))
+    if (!actor.scopes.has(context.scope)) {
+      const denied = Effect.provideService(checkScope(context.scope, Effect.void), Actor, actor)
+      return void fibers.fork(Effect.andThen(denied, Effect.die("a scope denied was granted")) as Effect.Effect<Accepted, unknown>).addObserver(done)
+    }
+    readJsonPayloadNow(raw, context.info, (body) => withBody(actor, body), () => fibers.fork(Effect.logDebug(UploadAbortedMessage)))
+  }
   const authorization = header(raw.headers.authorization)
   const token = bearerToken(authorization)
   const known = token === undefined ? undefined : context.verifier.known(token)

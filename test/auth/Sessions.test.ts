@@ -114,6 +114,43 @@ layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "120 se
       }))
   })
 
+  describe("a session's lifetime (decisions.md, Keys)", () => {
+    const now = () => Math.floor(Date.now() / 1000)
+    const Day = 24 * 60 * 60
+
+    it.effect("exp more than 24 h after iat (or after now without iat), or iat more than 60 s ahead, is 401 invalid_credential", () =>
+      Effect.gen(function*() {
+        const refused: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+          ["exp ten years ahead", { expiresIn: now() + 10 * 365 * Day }],
+          ["exp 24 h and a minute after iat", { issuedAt: now(), expiresIn: now() + Day + 60 }],
+          ["exp 25 h after an iat an hour ago", { issuedAt: now() - 3_600, expiresIn: now() + Day }],
+          ["no iat, exp 25 h ahead", { issuedAt: null, expiresIn: now() + Day + 3_600 }],
+          ["iat two minutes ahead", { issuedAt: now() + 120, expiresIn: now() + 600 }],
+          ["iat a year ahead", { issuedAt: now() + 365 * Day, expiresIn: now() + 365 * Day + 60 }]
+        ]
+        for (const [name, options] of refused) {
+          const { token } = yield* sessionFor("owner", {}, options)
+          const response = yield* call("GET", "/v1/keys", { secret: token })
+          assert.strictEqual(response.status, 401, `${name}: ${response.text}`)
+          assert.strictEqual(codeOf(response), "invalid_credential", name)
+        }
+      }))
+
+    it.effect("exp within 24 h of iat (or of now), and an iat less than 60 s ahead, are accepted", () =>
+      Effect.gen(function*() {
+        const accepted: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+          ["exp 23 h after iat", { issuedAt: now(), expiresIn: now() + 23 * 3_600 }],
+          ["no iat, exp 23 h ahead", { issuedAt: null, expiresIn: now() + 23 * 3_600 }],
+          ["iat 30 s ahead", { issuedAt: now() + 30, expiresIn: now() + 600 }]
+        ]
+        for (const [name, options] of accepted) {
+          const { token } = yield* sessionFor("owner", {}, options)
+          const response = yield* call("GET", "/v1/keys", { secret: token })
+          assert.strictEqual(response.status, 200, `${name}: ${response.text}`)
+        }
+      }))
+  })
+
   describe("anything that is not an API key is a session token", () => {
     it.effect("401 invalid_credential when it does not verify, whatever its shape; a non-JWT is refused without fetching the keys", () =>
       Effect.gen(function*() {

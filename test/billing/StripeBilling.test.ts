@@ -9,7 +9,14 @@ import { Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { call, codeOf } from "../support/Api.js"
-import { checkoutCompletedWebhook, FAKE_STRIPE_SECRET_KEY, FAKE_WEBHOOK_SECRET, FakeStripe } from "../support/FakeStripe.js"
+import {
+  checkoutCompletedWebhook,
+  FAKE_STRIPE_SECRET_KEY,
+  FAKE_WEBHOOK_SECRET,
+  FakeStripe,
+  signedWebhook,
+  stripeEvent
+} from "../support/FakeStripe.js"
 import { assertMoneyInvariants } from "../support/Invariants.js"
 import { rawRequest } from "../support/RawHttp.js"
 import { oneQuestion, postRun } from "../support/Runs.js"
@@ -90,6 +97,40 @@ layer(StripeServer, { excludeTestServices: true, timeout: "120 seconds" })("bill
           assert.strictEqual(codeOf(response), "invalid_body")
         }
         assert.strictEqual((yield* summary(organization.secret)).balance_micros, 0)
+      }))
+
+    it.effect("a correctly signed but malformed event is 400, never 5xx: not an object, no id, a long id or one PostgreSQL cannot store; nothing credited", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization({ billing: true })
+        const { session } = yield* purchase(organization.secret, 7_000_000)
+        const completed = (id: unknown) => ({ ...stripeEvent("checkout.session.completed", session), id })
+        const { id: _id, ...withoutId } = completed("evt_x")
+        const malformed: ReadonlyArray<readonly [string, unknown]> = [
+          ["{}", {}],
+          ["[]", []],
+          ["a string", "evt"],
+          ["a number", 7],
+          ["no id", withoutId],
+          ["a numeric id", completed(12)],
+          ["an empty id", completed("")],
+          ["an id holding NUL", completed("evt_\u0000x")],
+          ["an id with a lone surrogate", completed("evt_\ud800")],
+          ["an id of 256 characters", completed(`evt_${"a".repeat(252)}`)],
+          ["an id of 500 KB", completed(`evt_${"a".repeat(500_000)}`)],
+          ["NUL elsewhere in the event", { ...completed("evt_nul_elsewhere"), type: "checkout.session.completed\u0000" }]
+        ]
+        for (const [what, event] of malformed) {
+          const response = yield* deliver(signedWebhook(event))
+          assert.strictEqual(response.status, 400, `${what}: ${response.text.slice(0, 200)}`)
+          assert.strictEqual(codeOf(response), "invalid_body", what)
+        }
+        const before = yield* summary(organization.secret)
+        assert.strictEqual(before.balance_micros, 0, "nothing credited")
+        assert.deepStrictEqual(before.transactions, [])
+        const atLimit = yield* deliver(signedWebhook(completed(`evt_${"b".repeat(251)}`)))
+        assert.deepStrictEqual(atLimit.json(), { received: true, credited: true }, "an id of 255 characters is an event")
+        assert.strictEqual((yield* summary(organization.secret)).balance_micros, 7_000_000)
+        yield* assertMoneyInvariants
       }))
 
     it.effect("a payment that does not match its checkout credits nothing: amount, session, processor, timestamp", () =>

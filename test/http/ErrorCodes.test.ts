@@ -23,7 +23,8 @@ const ContractCodes: Record<number, ReadonlyArray<string>> = {
   ],
   401: ["missing_credentials", "invalid_credential"],
   402: ["insufficient_credits"],
-  403: ["scope_denied", "no_active_organization", "scope_exceeds_creator", "principal_is_not_the_caller"],
+  // limits_exceed_creator: decisions.md, "Extensions beyond the contract" (limit containment).
+  403: ["scope_denied", "no_active_organization", "scope_exceeds_creator", "limits_exceed_creator", "principal_is_not_the_caller"],
   404: ["run_not_found", "key_not_found"],
   409: ["idempotency_conflict", "key_revoked", "payment_method_required"],
   413: ["body_too_large", "input_too_large"],

@@ -11,6 +11,7 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { connect } from "node:net"
 import { Worker } from "node:worker_threads"
 import fc from "fast-check"
 import { ErrorClasses, statusOf } from "../../schema/Errors.js"
@@ -24,6 +25,7 @@ import { seedKey, seedOrganization } from "../support/Seed.js"
 import { startNode } from "../../bench/support/Processes.js"
 import { ChildServers, ChildServersLive } from "../support/ChildServers.js"
 import { FakeConsole } from "../support/FakeConsole.js"
+import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
 const Refusals = 2_500
 const ValidHostileRuns = 60
@@ -271,5 +273,327 @@ layer(FuzzServer, { excludeTestServices: true, timeout: "300 seconds" })("fuzz",
         const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM runs WHERE organization_id = ${organizationId}`
         assert.strictEqual(row!.n, samples.length)
       }))
+  })
+
+  // Slow and aborted bodies (decisions.md, Precise rules, "Slow clients"): self-contained, on a server of its own with
+  // a short REQUEST_BODY_TIMEOUT_MS and a small guard (RUNS_MAX_IN_FLIGHT), in this process.
+  describe("slow and aborted bodies", () => {
+    const BodyTimeoutMs = 1_000
+
+    /** How a generated upload behaves once its headers are sent. */
+    type Pace =
+      | { readonly _tag: "stall"; readonly sent: number }
+      | { readonly _tag: "abort"; readonly sent: number; readonly afterMs: number; readonly reset: boolean }
+      | { readonly _tag: "trickle"; readonly chunks: number }
+
+    interface SlowRequest {
+      readonly method: string
+      readonly path: string
+      readonly credential: "runs" | "reader" | "none"
+      readonly chunked: boolean
+      readonly pace: Pace
+    }
+
+    const SlowRoutes = [
+      ["POST", "/v1/runs"],
+      ["POST", "/v1/router/select"],
+      ["POST", "/v1/keys"],
+      ["POST", "/v1/billing/checkout"],
+      ["PATCH", "/v1/keys/key_0123456789abcdef0123456789abcdef"],
+      ["POST", "/billing/stripe/webhook"]
+    ] as const
+
+    const slowRequest: fc.Arbitrary<SlowRequest> = fc.record({
+      route: fc.constantFrom(...SlowRoutes.map(([method, path]) => ({ method, path }))),
+      credential: fc.constantFrom("runs" as const, "reader" as const, "none" as const),
+      chunked: fc.boolean(),
+      pace: fc.oneof(
+        fc.record({ _tag: fc.constant("stall" as const), sent: fc.integer({ min: 0, max: 40 }) }),
+        fc.record({
+          _tag: fc.constant("abort" as const),
+          sent: fc.integer({ min: 0, max: 40 }),
+          afterMs: fc.integer({ min: 0, max: 100 }),
+          reset: fc.boolean()
+        }),
+        fc.record({ _tag: fc.constant("trickle" as const), chunks: fc.integer({ min: 2, max: 5 }) })
+      )
+    }).map(({ chunked, credential, pace, route }) => ({ ...route, credential, chunked, pace }))
+
+    /** What came back on a raw connection: the bytes, when the first arrived and when it closed (ms after sending). */
+    interface Received {
+      readonly text: string
+      readonly firstMs: number | undefined
+      readonly closedMs: number | undefined
+    }
+
+    /** Sends the request's headers, then its body at its pace, and reads whatever comes back until close or `waitMs`. */
+    const sendSlowly = (url: string, request: SlowRequest, secret: string | undefined, body: string, waitMs: number) =>
+      new Promise<Received>((resolve) => {
+        const { hostname, port } = new URL(url)
+        const socket = connect(Number(port), hostname)
+        const started = performance.now()
+        let text = ""
+        let firstMs: number | undefined
+        let closedMs: number | undefined
+        const finish = () => {
+          clearTimeout(timer)
+          resolve({ text, firstMs, closedMs })
+        }
+        const timer = setTimeout(() => {
+          socket.destroy()
+          finish()
+        }, waitMs)
+        socket.on("data", (chunk: Buffer) => {
+          firstMs ??= performance.now() - started
+          text += chunk.toString("latin1")
+        })
+        socket.on("error", () => {})
+        socket.on("close", () => {
+          closedMs = performance.now() - started
+          finish()
+        })
+        const bytes = Buffer.from(body)
+        const frame = (part: Buffer) => request.chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from("\r\n")]) : part
+        socket.once("connect", () => {
+          socket.write(
+            `${request.method} ${request.path} HTTP/1.1\r\nhost: ${hostname}\r\n` +
+              (secret === undefined ? "" : `authorization: Bearer ${secret}\r\n`) +
+              `content-type: application/json\r\nidempotency-key: ${freshKey()}\r\nstripe-signature: t=1,v1=00\r\n` +
+              (request.chunked ? "transfer-encoding: chunked\r\n" : `content-length: ${bytes.length}\r\n`) + "\r\n"
+          )
+          const pace = request.pace
+          if (pace._tag !== "trickle") {
+            const sent = bytes.subarray(0, Math.min(pace.sent, bytes.length - 1))
+            if (sent.length > 0) socket.write(frame(sent))
+            if (pace._tag === "abort") {
+              setTimeout(() => (pace.reset ? socket.resetAndDestroy() : socket.destroy()), pace.afterMs)
+            }
+            return
+          }
+          // The whole body, in chunks spread over a quarter of the deadline (the rest is slack for a busy machine).
+          const size = Math.ceil(bytes.length / pace.chunks)
+          for (let i = 0; i < pace.chunks; i++) {
+            setTimeout(() => {
+              if (socket.destroyed) return
+              socket.write(frame(bytes.subarray(i * size, (i + 1) * size)))
+              if (i === pace.chunks - 1 && request.chunked) socket.write("0\r\n\r\n")
+            }, (i * BodyTimeoutMs) / (4 * pace.chunks))
+          }
+        })
+      })
+
+    const statusOfText = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)
+
+    /** Why an answer to a slow or aborted request breaks the rules, or undefined. */
+    const slowProblem = (request: SlowRequest, received: Received): string | undefined => {
+      const status = statusOfText(received.text)
+      if (status >= 500) return `status ${status}`
+      if (request.pace._tag === "abort") return undefined
+      if (request.pace._tag === "trickle") {
+        return status === 408 ? "a body arriving within the deadline got 408" : status === 0 ? "no answer" : undefined
+      }
+      if (status === 408) {
+        if (!/content-type: text\/plain/i.test(received.text)) return "a 408 that is not plain text"
+        if (received.firstMs! < BodyTimeoutMs - 20) return `a 408 after ${received.firstMs} ms, before the deadline`
+        if (received.closedMs === undefined) return "the connection stays open after the 408"
+        return undefined
+      }
+      // Anything else is a refusal from the headers: it does not wait for the body.
+      if (status !== 401 && status !== 403 && status !== 404) return `status ${status} for a stalled body`
+      if (received.firstMs === undefined || received.firstMs > BodyTimeoutMs) return "a refusal from the headers waited for the body"
+      return undefined
+    }
+
+    it.effect("are answered 408 after the deadline or refused from their headers, never 5xx; nothing stored; the guard's places stay free", () =>
+      Effect.gen(function*() {
+        const { url } = yield* ServerAddress
+        const organization = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organization.organizationId, 10_000_000)
+        const reader = yield* seedKey(organization.organizationId, organization.ownerId, ["billing_read"])
+        const other = yield* seedOrganization()
+        // Bodies trickled within the deadline are served: they go to an organization of their own.
+        const trickler = yield* seedOrganization({ billing: true })
+        yield* grantCredit(trickler.organizationId, 10_000_000)
+        const before = yield* snapshot(organization.organizationId)
+        const failures: Array<string> = []
+        const bodies: Record<string, string> = {
+          "/v1/runs": JSON.stringify({ ...oneQuestion(), state: "x".repeat(60) }),
+          "/v1/router/select": JSON.stringify({ prompt: "x".repeat(60) }),
+          "/v1/billing/checkout": JSON.stringify({ amount_micros: 5_000_000 })
+        }
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(fc.array(slowRequest, { minLength: 6, maxLength: 12 }), async (requests) => {
+              // A batch at once: more stalled uploads than the guard's places, with another organization's run beside.
+              const secretOf = (request: SlowRequest) =>
+                request.credential === "runs"
+                  ? (request.pace._tag === "trickle" ? trickler.secret : organization.secret)
+                  : request.credential === "reader"
+                  ? reader.secret
+                  : undefined
+              const received = await Promise.all(requests.map((request) =>
+                sendSlowly(url, request, secretOf(request), bodies[request.path] ?? `{"limits":{"tokens":1},"name":"slow-${"x".repeat(40)}"}`, BodyTimeoutMs * 4)
+              ))
+              requests.forEach((request, i) => {
+                const problem = slowProblem(request, received[i]!)
+                if (problem !== undefined) failures.push(`${JSON.stringify(request)}: ${problem}: ${received[i]!.text.slice(0, 200)}`)
+              })
+              const served = await Effect.runPromise(Effect.provideService(postRun(other.secret, oneQuestion()), ServerAddress, { url, host: "", port: 0 }))
+              if (served.status !== 200) failures.push(`another organization's run answered ${served.status}`)
+              return failures.length === 0
+            }),
+            { numRuns: 8, seed: 20261128, endOnFailure: true }
+          ).catch((error: unknown) => failures.push(String(error)))
+        )
+        assert.deepStrictEqual(failures, [])
+        assert.strictEqual(yield* snapshot(organization.organizationId), before, "nothing stored or charged")
+      }).pipe(Effect.provide(TestServerWithUpstreamLive({ requestBodyTimeoutMs: BodyTimeoutMs, runsMaxInFlight: 4 }))))
+  })
+})
+
+/**
+ * Verdict schemas of every hostile shape (decisions.md, Verdict runs): wide, deep, with many patterns, huge enums and
+ * reference chains, on either side of each bound (2,000 schema nodes, 256 patterns, 32 levels). Each answers by the
+ * rule, `400 invalid_verdict_schema` past a bound or for a flaw, else `503 no_route_available`, never another 5xx;
+ * nothing is charged (the 503s store their pending runs and nothing else); and `/healthz` keeps answering within 50 ms
+ * of the service's own work while the refusals are checked.
+ */
+describe("POST /v1/runs verdict schemas", () => {
+  const VerdictRefusals = 120
+  const VerdictValid = 40
+
+  interface VerdictShape {
+    readonly name: string
+    readonly schema: Record<string, unknown>
+    /** The words of the refusal, or undefined when the schema is valid. */
+    readonly refusal: string | undefined
+  }
+
+  const count = (n: number) => Array.from({ length: n }, (_, i) => i)
+
+  /** A subschema that is valid, or has a flaw that is not a bound (an unresolvable reference, an invalid pattern). */
+  const flaw = fc.constantFrom<readonly [Record<string, unknown>, string | undefined]>(
+    [{}, undefined],
+    [{ $ref: "#/$defs/missing" }, "does not resolve inside the schema"],
+    [{ pattern: "([a-z]" }, "not a usable JSON Schema: pattern"]
+  )
+
+  const past = (value: number, bound: number, words: string) => (value > bound ? words : undefined)
+
+  const wide = fc.tuple(fc.integer({ min: 1, max: 3_000 }), fc.boolean()).map(([n, booleans]): VerdictShape => ({
+    name: `wide ${n}`,
+    schema: { type: "object", properties: Object.fromEntries(count(n).map((i) => [`k${i}`, booleans ? true : { type: "string" }])) },
+    refusal: past(1 + n, 2_000, "more than 2,000 schema nodes")
+  }))
+
+  const deep = fc.integer({ min: 1, max: 200 }).map((levels): VerdictShape => {
+    let schema: Record<string, unknown> = { type: "string" }
+    for (let level = 1; level < levels; level++) schema = { not: schema }
+    return { name: `deep ${levels}`, schema, refusal: past(levels, 32, "nests more than 32 levels") }
+  })
+
+  const patterns = fc.tuple(fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 400 })).map(([inline, named]): VerdictShape => ({
+    name: `patterns ${inline} + ${named}`,
+    schema: {
+      anyOf: [{ type: "number" }, ...count(inline).map((i) => ({ type: "string", pattern: `^(a|b)*${i}(c|d)+$` }))],
+      patternProperties: Object.fromEntries(count(named).map((i) => [`^n${i}_[a-z]+$`, true]))
+    },
+    refusal: past(inline + named, 256, "more than 256 patterns") ?? past(2 + inline + named, 2_000, "more than 2,000 schema nodes")
+  }))
+
+  const enumShape = (kind: string, n: number, extra: Record<string, unknown>, refusal: string | undefined): VerdictShape => ({
+    name: `enum of ${n} ${kind}`,
+    schema: { allOf: [extra], enum: count(n).map((i) => (kind === "numbers" ? i : kind === "strings" ? `e${i}` : { e: [i] })) },
+    refusal
+  })
+
+  // As long as the run's input estimate allows (64,000 tokens): some 200 KB of items, of each kind.
+  const enums = fc.tuple(
+    fc.constantFrom(["numbers", 30_000] as const, ["strings", 20_000] as const, ["objects", 12_000] as const),
+    fc.nat(),
+    flaw
+  ).map(([[kind, most], seed, [extra, refusal]]) => enumShape(kind, seed % (most + 1), extra, refusal))
+
+  const references = fc.tuple(fc.integer({ min: 1, max: 2_500 }), fc.boolean(), flaw).map(([n, broken, [extra, refusal]]): VerdictShape => ({
+    name: `reference chain of ${n}${broken ? ", broken" : ""}`,
+    schema: {
+      allOf: [extra],
+      $ref: "#/$defs/d0",
+      $defs: Object.fromEntries(count(n).map((i) => [`d${i}`, { $ref: `#/$defs/d${broken && i === n - 1 ? "none" : (i + 1) % n}` }]))
+    },
+    refusal: past(2 + n, 2_000, "more than 2,000 schema nodes") ?? refusal ??
+      (broken ? "does not resolve inside the schema" : undefined)
+  }))
+
+  const verdictShape = fc.oneof(wide, deep, patterns, enums, references)
+
+  const charges = (organizationId: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.map(
+        sql<{ state: unknown }>`SELECT json_build_object(
+          'ledger', (SELECT count(*) FROM ledger_entries WHERE organization_id = ${organizationId}),
+          'balance', (SELECT balance_micros FROM credit_accounts WHERE organization_id = ${organizationId}),
+          'transactions', (SELECT count(*) FROM credit_transactions WHERE organization_id = ${organizationId}),
+          'runs', (SELECT count(*) FROM runs WHERE organization_id = ${organizationId})
+        )::text AS state`,
+        ([row]) => JSON.parse(String(row!.state)) as Record<string, number>
+      ))
+
+  /** Sends one shape as a verdict run; why its answer is not the rule's, or undefined when it is. */
+  const sendShape = (url: string, secret: string, statuses: Map<number, number>) => async (shape: VerdictShape) => {
+    const response = await Effect.runPromise(rawRequest(url, {
+      method: "POST",
+      path: "/v1/runs",
+      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", "idempotency-key": freshKey() },
+      body: JSON.stringify({ kind: "verdict", state: "The parcel is late.", instructions: "Summarise", schema: shape.schema })
+    }))
+    statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+    const body = response.text.startsWith("{") ? JSON.parse(response.text) : undefined
+    const [status, code] = shape.refusal === undefined ? [503, "no_route_available"] : [400, "invalid_verdict_schema"]
+    const ok = response.status === status && body?.error?.code === code &&
+      (shape.refusal === undefined || String(body.error.message).includes(shape.refusal))
+    return ok ? undefined : `${shape.name}: expected ${status} ${code}, got ${response.status} ${response.text.slice(0, 200)}`
+  }
+
+  const holds = (send: (shape: VerdictShape) => Promise<string | undefined>, failures: Array<string>) => async (shape: VerdictShape) => {
+    const problem = await send(shape)
+    if (problem !== undefined) failures.push(problem)
+    return problem === undefined
+  }
+
+  layer(FuzzServer, { excludeTestServices: true, timeout: "300 seconds" })("fuzz", (it) => {
+    // The refusals are probed: each is the check's whole work (the flawed shapes within the bounds go through every
+    // step). The valid shapes are not: each 503 stores its pending run, and under the embedded database those writes
+    // run on the service's own event loop, which is the database's cost, not the check's.
+    it.effect("wide, deep, many-pattern, huge-enum and reference-chain schemas answer 400 or 503 by the rule, quickly", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organization.organizationId, 10_000_000)
+        const before = yield* charges(organization.organizationId)
+        const address = yield* ServerAddress
+        const failures: Array<string> = []
+        const statuses = new Map<number, number>()
+        const send = holds(sendShape(address.url, organization.secret, statuses), failures)
+        const run = (shapes: fc.Arbitrary<VerdictShape>, numRuns: number) =>
+          Effect.promise(() =>
+            fc.assert(fc.asyncProperty(shapes, send), { numRuns, seed: 20261128, endOnFailure: true })
+              .catch((error: unknown) => failures.push(String(error).slice(0, 500)))
+          )
+        const { added, probes, queued, slowest } = yield* probeHealth(
+          run(verdictShape.filter((shape) => shape.refusal !== undefined), VerdictRefusals)
+        )
+        yield* run(verdictShape.filter((shape) => shape.refusal === undefined), VerdictValid)
+        console.log(
+          `fuzz verdict schemas: statuses ${JSON.stringify(Object.fromEntries(statuses))}; /healthz over ${probes} probes ` +
+            `during the refusals: slowest ${slowest.toFixed(1)} ms, the service's longest wait for a core ` +
+            `${queued.toFixed(1)} ms, at most ${added.toFixed(1)} ms more than the bare server`
+        )
+        assert.deepStrictEqual(failures, [])
+        assert.deepStrictEqual(Object.fromEntries(statuses), { 400: VerdictRefusals, 503: VerdictValid })
+        const after = yield* charges(organization.organizationId)
+        assert.deepStrictEqual(after, { ...before, runs: before.runs! + VerdictValid }, "only the 503s' pending runs stored; nothing charged")
+        assert.isAbove(probes, 10)
+        assert.isBelow(added, 50, "/healthz answered within 50 ms (beyond the machine's own stalls) throughout")
+      }).pipe(Effect.scoped))
   })
 })

@@ -209,8 +209,9 @@ layer(TestServerLive({ corsAllowedOrigins: [Origin] }), { excludeTestServices: t
             assert.strictEqual(codeOf(res), "invalid_body")
             assert.include(res.json().error.message, `"state" nests deeper than ${MaxJsonDepth} levels`)
           }
+          // The scope is checked from the headers before the body is read (decisions.md, Precise rules, "Slow clients").
           const unscoped = yield* run(nested(3_000), reader)
-          assert.strictEqual(codeOf(unscoped), "invalid_body", "the body is checked before the scope")
+          assert.strictEqual(codeOf(unscoped), "scope_denied", "the scope is checked before the body is read")
         }))
 
       it.effect("a verdict schema deeper than 32 levels is invalid_verdict_schema; past the body limit invalid_body", () =>
@@ -247,6 +248,12 @@ layer(TestServerLive({ corsAllowedOrigins: [Origin] }), { excludeTestServices: t
               rawBody: `{"prompt":${nested(3_000, "\"x\"")}}`,
               headers: { "content-type": "application/json" }
             })
+            // A key lacking the scope is refused from the headers, before its body is read (decisions.md, "Slow clients").
+            if (secret === reader) {
+              assert.strictEqual(select.status, 403)
+              assert.strictEqual(codeOf(select), "scope_denied")
+              continue
+            }
             assert.strictEqual(select.status, 400)
             assert.strictEqual(codeOf(select), "invalid_body")
             const plain: Array<[string, string, string]> = [

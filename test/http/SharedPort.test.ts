@@ -1,18 +1,18 @@
 /**
- * `WORKERS` processes on one port (src/Workers.ts, src/http/SharedPort.ts): the primary binds the port and never
- * accepts; each worker accepts on copies of the socket, so it takes several new connections per turn of its event
- * loop instead of one (libuv 1.45 and later accept once per turn and handle). A worker whose loop turns slowly, as a
- * loaded one's does, must still take a burst of new connections at once: else they wait in the kernel, unseen by
- * the overload guard, and their answers come late.
+ * `WORKERS` processes on one port (src/Workers.ts, src/http/SharedPort.ts): the primary reserves the port and never
+ * accepts; each serving process listens on 64 sockets of its own on it (SO_REUSEPORT), so it takes several new
+ * connections per turn of its event loop instead of one (libuv 1.45 and later accept once per turn and handle). A
+ * process whose loop turns slowly, as a loaded one's does, must still take a burst of new connections at once: else
+ * they wait in the kernel, unseen by the overload guard, and their answers come late.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { readdirSync, readlinkSync } from "node:fs"
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { Agent, createServer as createHttpServer, request } from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { freePort, startNode } from "../../bench/support/Processes.js"
-import { acceptAlone, prepareAlone } from "../../src/http/SharedPort.js"
+import { acceptOn, reservePort } from "../../src/http/SharedPort.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
 const get = (port: number, path: string, agent: Agent) =>
@@ -26,9 +26,23 @@ const get = (port: number, path: string, agent: Agent) =>
     req.end()
   })
 
-/** The most descriptors a process holds on one socket (copies of a listening socket share it), from /proc. */
-const largestSocketGroup = (pid: number): number => {
-  const bySocket = new Map<string, number>()
+/** The sockets listening on `port` (by inode), from /proc/net/tcp and tcp6. */
+const listeningInodes = (port: number): Set<string> => {
+  const inodes = new Set<string>()
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const row of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const fields = row.trim().split(/\s+/)
+      // local_address is ADDRESS:PORT in hex; state 0A is LISTEN; the inode is the tenth field.
+      if (fields.length > 9 && fields[3] === "0A" && parseInt(fields[1]!.split(":")[1]!, 16) === port) inodes.add(fields[9]!)
+    }
+  }
+  return inodes
+}
+
+/** How many distinct sockets listening on `port` the process `pid` holds. */
+const listeningSockets = (pid: number, port: number): number => {
+  const listening = listeningInodes(port)
+  const held = new Set<string>()
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     let link = ""
     try {
@@ -36,9 +50,10 @@ const largestSocketGroup = (pid: number): number => {
     } catch {
       continue
     }
-    if (link.startsWith("socket:")) bySocket.set(link, (bySocket.get(link) ?? 0) + 1)
+    const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1]
+    if (inode !== undefined && listening.has(inode)) held.add(inode)
   }
-  return Math.max(0, ...bySocket.values())
+  return held.size
 }
 
 const spawnFixture = (port: number, workers: number, env: Record<string, string> = {}) =>
@@ -75,6 +90,8 @@ describe("WORKERS share one port", () => {
     try {
       const workers = fixture.workerPids()
       assert.strictEqual(workers.length, 2, fixture.output())
+      for (const pid of workers) assert.strictEqual(listeningSockets(pid, fixture.port), 64, `worker ${pid}`)
+      assert.strictEqual(listeningSockets(fixture.child.pid!, fixture.port), 0, "the primary listens on none")
       // Both loops stand still while 64 clients connect: on their next turn the connections are all waiting.
       for (const pid of workers) process.kill(pid, "SIGUSR2")
       await new Promise((wake) => setTimeout(wake, 100))
@@ -84,7 +101,7 @@ describe("WORKERS share one port", () => {
       const perTurn = new Map<string, number>()
       for (const { pid, turn } of answers) perTurn.set(`${pid}/${turn}`, (perTurn.get(`${pid}/${turn}`) ?? 0) + 1)
       const busiest = Math.max(...perTurn.values())
-      // One listening handle per worker would take one connection per turn; each has 64 copies.
+      // One listening handle per worker would take one connection per turn; each has 64 sockets.
       assert.isAtLeast(busiest, 8, JSON.stringify([...perTurn]))
       assert.isTrue(answers.every(({ pid }) => workers.includes(pid)), "only workers answer")
       fixture.child.kill("SIGTERM")
@@ -94,13 +111,12 @@ describe("WORKERS share one port", () => {
     }
   }, 60_000)
 
-  it("a process serving alone (WORKERS=1) also takes a burst of new connections in one turn, on its helper's copies", async () => {
+  it("a process serving alone (WORKERS=1) also takes a burst of new connections in one turn, on its 64 sockets", async () => {
     const fixture = await startFixture(1)
     try {
       const [pid] = fixture.workerPids()
       assert.strictEqual(pid, fixture.child.pid, "the process serves itself: no primary")
-      assert.notInclude(fixture.output(), "fell back to one handle")
-      assert.isAtLeast(largestSocketGroup(pid!), 64, "64 descriptors of one listening socket")
+      assert.strictEqual(listeningSockets(pid!, fixture.port), 64, "64 sockets listening on the port")
       process.kill(pid!, "SIGUSR2")
       await new Promise((wake) => setTimeout(wake, 100))
       const agent = new Agent({ keepAlive: false, maxSockets: 64 })
@@ -117,49 +133,35 @@ describe("WORKERS share one port", () => {
     }
   }, 60_000)
 
-  it("a process serving alone gathers its copies while its app is built, accepts on all of them, and lets go", async () => {
-    const prepared = await prepareAlone({ host: "127.0.0.1", port: 0 })
-    // The helper's copies arrive before the server exists (its app is still being built).
-    await new Promise((wake) => setTimeout(wake, 1_000))
-    const server = createHttpServer((_request, response) => response.end("gathered"))
-    const accepting = await prepared.accept(server)
-    assert.isUndefined(accepting.fallback)
-    assert.isAtLeast(largestSocketGroup(process.pid), 64, "64 descriptors of the listening socket")
-    const answer = await fetch(`http://127.0.0.1:${accepting.address.port}/`, { headers: { connection: "close" } })
-    assert.strictEqual(await answer.text(), "gathered")
-    prepared.abandon()
+  it("a process listens on 64 sockets of one port, answers on them, and closes them all on stop", async () => {
+    const server = createHttpServer((_request, response) => response.end("served"))
+    const accepting = await acceptOn(server, await reservePort({ host: "127.0.0.1", port: 0 }))
+    const port = accepting.address.port
+    assert.isAbove(port, 0)
+    assert.strictEqual(listeningSockets(process.pid, port), 64)
+    const answers = await Promise.all(Array.from({ length: 32 }, () =>
+      fetch(`http://127.0.0.1:${port}/`, { headers: { connection: "close" } }).then((answer) => answer.text())))
+    assert.deepStrictEqual(new Set(answers), new Set(["served"]))
     await new Promise<void>((resolve) => accepting.stop(resolve))
-    assert.isBelow(largestSocketGroup(process.pid), 64, "every copy closed")
-    const after = await fetch(`http://127.0.0.1:${accepting.address.port}/`).then(() => "answered", (error: Error) => error.message)
+    assert.strictEqual(listeningSockets(process.pid, port), 0, "every socket closed")
+    const after = await fetch(`http://127.0.0.1:${port}/`).then(() => "answered", (error: Error) => error.message)
     assert.strictEqual(after, "fetch failed")
   }, 60_000)
 
-  it("a start that fails before the server accepts closes the port and the copies gathered", async () => {
-    const prepared = await prepareAlone({ host: "127.0.0.1", port: 0 })
-    await new Promise((wake) => setTimeout(wake, 1_000))
-    assert.isAtLeast(largestSocketGroup(process.pid), 64)
-    prepared.abandon()
-    await new Promise((wake) => setTimeout(wake, 100))
-    assert.isBelow(largestSocketGroup(process.pid), 64)
-    const after = await fetch(`http://127.0.0.1:${prepared.address.port}/`).then(() => "answered", (error: Error) => error.message)
-    assert.strictEqual(after, "fetch failed")
-  }, 60_000)
-
-  it("a process serving alone whose copies do not come listens on its one handle, and says why", async () => {
-    const server = createHttpServer((_request, response) => response.end("alone"))
-    const accepting = await acceptAlone(server, { host: "127.0.0.1", port: 0 }, () => (_onCopy, onError) =>
-      onError(new Error("no helper here")))
-    try {
-      assert.strictEqual(accepting.fallback?.message, "no helper here")
-      assert.isAbove(accepting.address.port, 0)
-      const answer = await fetch(`http://127.0.0.1:${accepting.address.port}/`, { headers: { connection: "close" } })
-      assert.strictEqual(await answer.text(), "alone")
-    } finally {
-      await new Promise<void>((resolve) => accepting.stop(resolve))
-    }
-    const after = await fetch(`http://127.0.0.1:${accepting.address.port}/`).then(() => "answered", (error: Error) => error.message)
-    assert.strictEqual(after, "fetch failed", "stopped: the port is closed")
-  }, 60_000)
+  for (const reusePort of [false, true]) {
+    it(`a port another process listens on${reusePort ? " with SO_REUSEPORT" : ""} is refused, never shared`, async () => {
+      const blocker = createServer()
+      const port = await new Promise<number>((resolve) =>
+        blocker.listen({ host: "127.0.0.1", port: 0, reusePort }, () => resolve((blocker.address() as AddressInfo).port)))
+      try {
+        const refused = await reservePort({ host: "127.0.0.1", port }).then(() => "reserved", (error: Error) => error.message)
+        assert.strictEqual(refused, `could not bind 127.0.0.1:${port}: EADDRINUSE (another process listens on it)`)
+        assert.strictEqual(listeningSockets(process.pid, port), 1, "only the blocker's socket")
+      } finally {
+        blocker.close()
+      }
+    }, 60_000)
+  }
 
   it("a port another process listens on stops the primary with the reason, instead of a random port", async () => {
     const blocker = createServer()

@@ -11,11 +11,12 @@ import { CreditStore } from "../../src/ledger/CreditStore.js"
 import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
 import { call, codeOf } from "../support/Api.js"
+import { FakeConsole } from "../support/FakeConsole.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import type { RawResponse } from "../support/RawHttp.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"
-import { TestServerWithUpstreamLive } from "../support/TestServer.js"
+import { TestServerWithConsoleLive, TestServerWithUpstreamLive } from "../support/TestServer.js"
 
 const expect = (response: RawResponse, status: number, code: string | undefined, what: string) => {
   assert.strictEqual(response.status, status, `${what}: ${response.text.slice(0, 300)}`)
@@ -103,6 +104,94 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const within = yield* patchKey(writer.secret, runner.id, { spend_micros: 0 })
         assert.strictEqual(within.status, 200, within.text)
         assert.strictEqual(within.json().limits.spend_micros, 0)
+      }))
+  })
+
+  describe("limit containment (limits_exceed_creator)", () => {
+    const Own = { spend_micros: 1_000_000, tokens: 5_000, runs_per_minute: 10, period: "day" }
+    const Fields = ["spend_micros", "tokens", "runs_per_minute"] as const
+
+    /** A key with keys_write and the limits `Own`, made by the organization's owner key (which has none). */
+    const limitedWriter = Effect.gen(function*() {
+      const organization = yield* seedOrganization()
+      const created = yield* call("POST", "/v1/keys", {
+        secret: organization.secret,
+        body: { name: "limited writer", scopes: ["keys_write", "keys_read", "runs_write", "runs_read"], limits: Own }
+      })
+      assert.strictEqual(created.status, 201, created.text)
+      return { organization, writer: created.json() as { id: string; secret: string } }
+    })
+
+    const refusedNaming = (response: RawResponse, limit: string, what: string) => {
+      expect(response, 403, "limits_exceed_creator", what)
+      assert.match(response.json().error.message, new RegExp(`^${limit} `), what)
+    }
+
+    const keyCount = (secret: string) =>
+      Effect.map(call("GET", "/v1/keys", { secret }), (response) => response.json().keys.length as number)
+
+    it.effect("POST /v1/keys: each limit larger or null, or another period, is refused naming it; no key is made", () =>
+      Effect.gen(function*() {
+        const { organization, writer } = yield* limitedWriter
+        const before = yield* keyCount(organization.secret)
+        const post = (limits: Record<string, unknown> | undefined) =>
+          call("POST", "/v1/keys", { secret: writer.secret, body: { name: "child", scopes: ["runs_write"], ...(limits === undefined ? {} : { limits }) } })
+        refusedNaming(yield* post(undefined), "spend_micros", "no limits at all")
+        for (const field of Fields) {
+          refusedNaming(yield* post({ ...Own, [field]: Own[field] + 1 }), field, `${field} larger`)
+          refusedNaming(yield* post({ ...Own, [field]: null }), field, `${field} null (none)`)
+          const { [field]: _left, ...rest } = Own
+          refusedNaming(yield* post(rest), field, `${field} left out (none)`)
+        }
+        for (const period of ["month", "total"]) {
+          refusedNaming(yield* post({ ...Own, period }), "period", `period ${period}`)
+        }
+        const { period: _period, ...noPeriod } = Own
+        refusedNaming(yield* post(noPeriod), "period", "period left out (month)")
+        assert.strictEqual(yield* keyCount(organization.secret), before, "no refused key was made")
+        const equal = yield* post(Own)
+        assert.strictEqual(equal.status, 201, equal.text)
+        assert.deepStrictEqual(equal.json().limits, Own)
+        const tighter = yield* post({ spend_micros: 0, tokens: 1, runs_per_minute: 1, period: "day" })
+        assert.strictEqual(tighter.status, 201, tighter.text)
+      }))
+
+    it.effect("PATCH on itself and on another key: looser is refused naming the limit, the stored limits unchanged", () =>
+      Effect.gen(function*() {
+        const { organization, writer } = yield* limitedWriter
+        const other = yield* seedKey(organization.organizationId, organization.ownerId, ["runs_write"])
+        for (const keyId of [writer.id, other.id]) {
+          const stored = (yield* getKey(organization.secret, keyId)).limits
+          for (const field of Fields) {
+            refusedNaming(yield* patchKey(writer.secret, keyId, { ...Own, [field]: null }), field, `${keyId}: ${field} null`)
+            refusedNaming(yield* patchKey(writer.secret, keyId, { ...Own, [field]: Own[field] * 2 }), field, `${keyId}: ${field} larger`)
+          }
+          refusedNaming(yield* patchKey(writer.secret, keyId, { ...Own, period: "total" }), "period", `${keyId}: period`)
+          assert.deepStrictEqual((yield* getKey(organization.secret, keyId)).limits, stored, `${keyId}: unchanged after the refusals`)
+        }
+        // The other key has no limits: only a patch bringing every limit within the writer's is taken.
+        refusedNaming(yield* patchKey(writer.secret, other.id, { tokens: 10 }), "spend_micros", "the other key's none left")
+        const within = yield* patchKey(writer.secret, other.id, { ...Own, tokens: 10 })
+        assert.strictEqual(within.status, 200, within.text)
+        assert.deepStrictEqual(within.json().limits, { ...Own, tokens: 10 })
+        const tightened = yield* patchKey(writer.secret, writer.id, { spend_micros: 500 })
+        assert.strictEqual(tightened.status, 200, tightened.text)
+        // Now bound by its tighter limit: the old one is looser.
+        refusedNaming(yield* patchKey(writer.secret, writer.id, { spend_micros: Own.spend_micros }), "spend_micros", "back up")
+        assert.strictEqual((yield* getKey(organization.secret, writer.id)).limits.spend_micros, 500)
+      }))
+
+    it.effect("a key without limits is not bound: it creates keys without limits and clears limits", () =>
+      Effect.gen(function*() {
+        const { organization, writer } = yield* limitedWriter
+        const free = yield* createKey(organization.secret, {})
+        const cleared = yield* patchKey(organization.secret, writer.id, { spend_micros: null, tokens: null, runs_per_minute: null, period: "total" })
+        assert.strictEqual(cleared.status, 200, cleared.text)
+        assert.deepStrictEqual(cleared.json().limits, { spend_micros: null, tokens: null, runs_per_minute: null, period: "total" })
+        assert.isNull(free.limits.spend_micros)
+        // Without limits of its own, the writer is no longer bound either.
+        const child = yield* call("POST", "/v1/keys", { secret: writer.secret, body: { name: "child", scopes: ["runs_write"] } })
+        assert.strictEqual(child.status, 201, child.text)
       }))
   })
 
@@ -281,4 +370,18 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         assert.strictEqual(total.usage.tokens_settled, monthly.usage.tokens_settled)
       }))
   })
+})
+
+layer(TestServerWithConsoleLive(), { excludeTestServices: true, timeout: "60 seconds" })("key limits and console sessions", (it) => {
+  it.effect("a console session is not bound by limit containment", () =>
+    Effect.gen(function*() {
+      const console = yield* FakeConsole
+      const organization = yield* seedOrganization()
+      const token = yield* console.sign({ sub: organization.ownerId, org_id: organization.organizationId })
+      const limited = yield* createKey(organization.secret, { limits: { spend_micros: 1, tokens: 1, runs_per_minute: 1, period: "day" } })
+      const free = yield* call("POST", "/v1/keys", { secret: token, body: { name: "free", scopes: ["runs_write"] } })
+      assert.strictEqual(free.status, 201, free.text)
+      const cleared = yield* patchKey(token, limited.id, { spend_micros: null, tokens: null, runs_per_minute: null, period: "total" })
+      assert.strictEqual(cleared.status, 200, cleared.text)
+    }))
 })

@@ -1,5 +1,6 @@
 /**
- * The order of checks on `POST /v1/runs` (spec: 1 credential; 2 body shape and size; 3 scope; 4 idempotency key
+ * The order of checks on `POST /v1/runs` (spec: 1 credential; 2 body shape and size (what the headers tell of it; the
+ * rest of the body after the scope, decisions.md "Slow clients"); 3 scope; 4 idempotency key
  * format; 5 prompt shape, question set or schema, model, capability hint; 6 input size; 7 data store; 8 quota;
  * 9 idempotency conflict; 10 credits; 11 route and model): for each neighbouring pair, a request failing both
  * answers with the earlier.
@@ -31,15 +32,23 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         expect(yield* postRun("", oneQuestion(), freshKey(), { rawBody: "x".repeat(5 * 1024 * 1024), headers: { authorization: "" } }), 401, "missing_credentials", "5 MiB")
       }))
 
-    it.effect("2 body before 3 scope: a read-only key with a malformed, mistyped, untyped or 5 MiB body is 400/413", () =>
+    it.effect("2 body before 3 scope, as far as the headers tell: a read-only key with an untyped or 5 MiB body is 400/413", () =>
       Effect.gen(function*() {
         const organization = yield* seedOrganization()
         const reader = yield* seedKey(organization.organizationId, organization.ownerId, ["runs_read"])
-        expect(yield* postRun(reader.secret, null, freshKey(), { rawBody: "{" }), 400, "invalid_body", "malformed")
-        expect(yield* postRun(reader.secret, { ...oneQuestion(), extra: 1 }), 400, "invalid_body", "unknown field")
-        expect(yield* postRun(reader.secret, oneQuestion({ draws: 9 })), 400, "invalid_body", "draws out of range")
         expect(yield* postRun(reader.secret, oneQuestion(), freshKey(), { headers: { "content-type": "text/plain" } }), 400, "invalid_body", "content type")
         expect(yield* postRun(reader.secret, null, freshKey(), { rawBody: "x".repeat(5 * 1024 * 1024) }), 413, "body_too_large", "5 MiB")
+      }))
+
+    it.effect("3 scope before the body's content: the scope is checked from the headers, before the body is read", () =>
+      Effect.gen(function*() {
+        // decisions.md, Precise rules, "Slow clients": a credential lacking the scope waits for no upload, so what only
+        // the body's content can tell (malformed, unknown field, out of range) comes after the scope.
+        const organization = yield* seedOrganization()
+        const reader = yield* seedKey(organization.organizationId, organization.ownerId, ["runs_read"])
+        expect(yield* postRun(reader.secret, null, freshKey(), { rawBody: "{" }), 403, "scope_denied", "malformed")
+        expect(yield* postRun(reader.secret, { ...oneQuestion(), extra: 1 }), 403, "scope_denied", "unknown field")
+        expect(yield* postRun(reader.secret, oneQuestion({ draws: 9 })), 403, "scope_denied", "draws out of range")
       }))
 
     it.effect("3 scope before 4 key format: a read-only key without an idempotency key is 403", () =>

@@ -28,7 +28,14 @@ export interface FakeConsoleService {
   readonly issuer: string
   readonly audience: string
   /** Signs a session token; `kid` picks the key (default the first published one). */
-  readonly sign: (claims: Record<string, unknown>, options?: { kid?: string; expiresIn?: string | number; issuer?: string; audience?: string }) => Effect.Effect<string>
+  /**
+   * Signs a token; `expiresIn` is a span ("10m") or an absolute time (Unix seconds); `issuedAt` an absolute time, or
+   * null for a token without `iat` (now by default).
+   */
+  readonly sign: (
+    claims: Record<string, unknown>,
+    options?: { kid?: string; expiresIn?: string | number; issuedAt?: number | null; issuer?: string; audience?: string }
+  ) => Effect.Effect<string>
   /** Creates a key; `publish` false keeps it out of the JWKS until `publishAll`. */
   readonly addKey: (kid: string, alg: Algorithm, publish: boolean) => Effect.Effect<void>
   readonly publishAll: Effect.Effect<void>
@@ -78,9 +85,9 @@ export class FakeConsole extends Context.Service<FakeConsole, FakeConsoleService
         sign: (claims, options = {}) =>
           Effect.promise(() => {
             const key = keys.get(options.kid ?? "k1")!
-            return new SignJWT(claims)
-              .setProtectedHeader({ alg: key.alg, kid: key.kid })
-              .setIssuedAt()
+            const unsigned = new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid })
+            if (options.issuedAt !== null) unsigned.setIssuedAt(options.issuedAt)
+            return unsigned
               .setIssuer(options.issuer ?? issuer)
               .setAudience(options.audience ?? audience)
               .setExpirationTime(options.expiresIn ?? "10m")

@@ -869,6 +869,26 @@ export interface components {
             };
         };
         /**
+         * @description 403 limits_exceed_creator
+         * @example {
+         *       "error": {
+         *         "code": "limits_exceed_creator",
+         *         "message": "Limits looser than the creator's",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_limits_exceed_creator: {
+            error: {
+                /** @enum {string} */
+                code: "limits_exceed_creator";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
          * @description 400 empty_scopes
          * @example {
          *       "error": {
@@ -3001,14 +3021,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error_missing_credentials"] | components["schemas"]["Error_invalid_credential"];
                 };
             };
-            /** @description scope_denied, no_active_organization, scope_exceeds_creator, principal_is_not_the_caller (branch on error.code) */
+            /** @description scope_denied, no_active_organization, scope_exceeds_creator, limits_exceed_creator, principal_is_not_the_caller (branch on error.code) */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_scope_denied"] | components["schemas"]["Error_no_active_organization"] | components["schemas"]["Error_scope_exceeds_creator"] | components["schemas"]["Error_principal_is_not_the_caller"];
+                    "application/json": components["schemas"]["Error_scope_denied"] | components["schemas"]["Error_no_active_organization"] | components["schemas"]["Error_scope_exceeds_creator"] | components["schemas"]["Error_limits_exceed_creator"] | components["schemas"]["Error_principal_is_not_the_caller"];
                 };
             };
             /** @description 413 plain-text rejection */
@@ -3455,14 +3475,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error_missing_credentials"] | components["schemas"]["Error_invalid_credential"];
                 };
             };
-            /** @description scope_denied, no_active_organization (branch on error.code) */
+            /** @description scope_denied, no_active_organization, limits_exceed_creator (branch on error.code) */
             403: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_scope_denied"] | components["schemas"]["Error_no_active_organization"];
+                    "application/json": components["schemas"]["Error_scope_denied"] | components["schemas"]["Error_no_active_organization"] | components["schemas"]["Error_limits_exceed_creator"];
                 };
             };
             /** @description key_not_found (branch on error.code) */

@@ -1,0 +1,177 @@
+/**
+ * One bounded pass over the schema positions of a JSON Schema (draft 2020-12) document: the subschemas the applicator,
+ * unevaluated, content and core vocabularies (and the legacy `definitions`/`dependencies` the meta-schema still
+ * describes) hold. It measures how deep they nest, counts the schema nodes (the root and every value in a schema
+ * position, objects and booleans alike, as the meta-schema validates each) and the patterns (`pattern` values and
+ * `patternProperties` names), and stops at the first one past its bound, so its work is bounded by the bounds, not by
+ * the document (beyond listing the names of a wide map it enters). Values that are not schemas (`enum`, `const`,
+ * `default`, `examples`, unknown keywords) are never entered: nothing of the check recurses into them, and the request
+ * body's own nesting limit bounds them. It also gathers what reference resolution needs: each resource's base URI
+ * (`$id`), its anchors, and every `$ref` and `$dynamicRef`.
+ */
+
+/** Keywords whose value is one subschema. */
+const SchemaKeywords = [
+  "items",
+  "contains",
+  "additionalProperties",
+  "propertyNames",
+  "if",
+  "then",
+  "else",
+  "not",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contentSchema"
+] as const
+
+/** Keywords whose value is an array of subschemas. */
+const SchemaArrayKeywords = ["prefixItems", "allOf", "anyOf", "oneOf"] as const
+
+/** Keywords whose value maps names to subschemas (`dependencies` values may also be string arrays, skipped). */
+const SchemaMapKeywords = ["properties", "patternProperties", "dependentSchemas", "$defs", "definitions", "dependencies"] as const
+
+/** The base URI of a document without `$id`; relative references resolve against it. */
+export const DocumentBase = "arbiter-verdict:/schema"
+
+export interface SchemaLimits {
+  readonly nodes: number
+  readonly patterns: number
+  /** Levels of objects and arrays down to the deepest subschema (the root is level 1). */
+  readonly depth: number
+}
+
+/** A `$ref` or `$dynamicRef` and the base URI it resolves against. */
+export interface SchemaReference {
+  readonly ref: string
+  readonly base: string
+}
+
+/** What the pass found in a document within the bounds. */
+export interface SchemaIndex {
+  readonly nodes: number
+  readonly patterns: ReadonlyArray<string>
+  /** Each resource's base URI (no fragment) to its root, or a problem with an `$id`. */
+  readonly resources: Map<string, object>
+  /** `<resource URI>#<name>` of each `$anchor` and `$dynamicAnchor`. */
+  readonly anchors: Set<string>
+  readonly references: ReadonlyArray<SchemaReference>
+  readonly problem: string | undefined
+}
+
+export type SchemaWalk =
+  | { readonly _tag: "Within"; readonly index: SchemaIndex }
+  | { readonly _tag: "TooManyNodes" }
+  | { readonly _tag: "TooManyPatterns" }
+  | { readonly _tag: "TooDeep" }
+
+interface Pending {
+  readonly node: Record<string, unknown>
+  readonly base: string
+  readonly depth: number
+}
+
+/** A caller's text in a message: JSON-quoted, cut to its first 64 characters. */
+export const quoted = (text: string): string => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text)
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const has = (record: Record<string, unknown>, key: string): boolean => Object.hasOwn(record, key)
+
+/**
+ * Hands over the values a schema object holds in schema positions, in no particular order, each with the levels of
+ * objects and arrays it lies below the object (1 under a keyword, 2 inside a keyword's array or map), until `into`
+ * says stop.
+ */
+const subschemas = (node: Record<string, unknown>, into: (child: unknown, levels: number) => boolean): boolean => {
+  for (const keyword of SchemaKeywords) {
+    if (has(node, keyword) && !into(node[keyword], 1)) return false
+  }
+  for (const keyword of SchemaArrayKeywords) {
+    const value = has(node, keyword) ? node[keyword] : undefined
+    if (!Array.isArray(value)) continue
+    for (const child of value) if (!into(child, 2)) return false
+  }
+  for (const keyword of SchemaMapKeywords) {
+    const value = has(node, keyword) ? node[keyword] : undefined
+    if (!isRecord(value)) continue
+    for (const name in value) if (has(value, name) && !into(value[name], 2)) return false
+  }
+  return true
+}
+
+/** The patterns a schema object declares: its `pattern` and its `patternProperties` names. */
+const declaredPatterns = (node: Record<string, unknown>, into: (pattern: string) => boolean): boolean => {
+  if (has(node, "pattern") && typeof node.pattern === "string" && !into(node.pattern)) return false
+  const named = has(node, "patternProperties") ? node.patternProperties : undefined
+  if (isRecord(named)) {
+    for (const name in named) if (has(named, name) && !into(name)) return false
+  }
+  return true
+}
+
+/** Registers a schema object's `$id`, anchors and references; a problem when its `$id` is unusable. */
+const identify = (node: Record<string, unknown>, parentBase: string, index: Mutable): string => {
+  let base = parentBase
+  if (typeof node.$id === "string" && has(node, "$id")) {
+    let resolved: URL
+    try {
+      resolved = new URL(node.$id, parentBase)
+    } catch {
+      index.problem ??= `$id ${quoted(node.$id)} is not a URI reference`
+      return base
+    }
+    resolved.hash = ""
+    base = resolved.href
+    const known = index.resources.get(base)
+    if (known !== undefined && known !== node) index.problem ??= `more than one schema has the $id ${quoted(node.$id)}`
+    index.resources.set(base, node)
+  }
+  for (const keyword of ["$anchor", "$dynamicAnchor"] as const) {
+    const name = has(node, keyword) ? node[keyword] : undefined
+    if (typeof name === "string") index.anchors.add(`${base}#${name}`)
+  }
+  for (const keyword of ["$ref", "$dynamicRef"] as const) {
+    const ref = has(node, keyword) ? node[keyword] : undefined
+    if (typeof ref === "string") index.references.push({ ref, base })
+  }
+  return base
+}
+
+type Mutable = {
+  -readonly [K in keyof SchemaIndex]: K extends "patterns" ? Array<string>
+    : K extends "references" ? Array<SchemaReference>
+    : SchemaIndex[K]
+}
+
+/** Walks `root`'s schema positions, stopping at the first subschema, pattern or level past `limits`. */
+export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits): SchemaWalk => {
+  const index: Mutable = {
+    nodes: 1,
+    patterns: [],
+    resources: new Map([[DocumentBase, root]]),
+    anchors: new Set(),
+    references: [],
+    problem: undefined
+  }
+  const pending: Array<Pending> = [{ node: root, base: DocumentBase, depth: 1 }]
+  let tooDeep = false
+  const addPattern = (pattern: string): boolean => {
+    index.patterns.push(pattern)
+    return index.patterns.length <= limits.patterns
+  }
+  while (pending.length > 0) {
+    const { base: parentBase, depth, node } = pending.pop()!
+    if (!declaredPatterns(node, addPattern)) return { _tag: "TooManyPatterns" }
+    const base = identify(node, parentBase, index)
+    const within = subschemas(node, (child, levels) => {
+      index.nodes += 1
+      tooDeep = typeof child === "object" && child !== null && depth + levels > limits.depth
+      if (isRecord(child)) pending.push({ node: child, base, depth: depth + levels })
+      return index.nodes <= limits.nodes && !tooDeep
+    })
+    if (!within) return tooDeep ? { _tag: "TooDeep" } : { _tag: "TooManyNodes" }
+  }
+  return { _tag: "Within", index }
+}
