@@ -1280,6 +1280,26 @@ export interface components {
             };
         };
         /**
+         * @description 503 no_route_available
+         * @example {
+         *       "error": {
+         *         "code": "no_route_available",
+         *         "message": "No route available",
+         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
+         *       }
+         *     }
+         */
+        Error_no_route_available: {
+            error: {
+                /** @enum {string} */
+                code: "no_route_available";
+                /** @description diagnostic text; may change; branch on code */
+                message: string;
+                /** @description the response's x-request-id */
+                request_id: string;
+            };
+        };
+        /**
          * @description 413 input_too_large
          * @example {
          *       "error": {
@@ -1568,26 +1588,6 @@ export interface components {
                 request_id: string;
                 /** @description up to 10 JSON Pointers into the rejected document; omitted when the model returned none */
                 violations?: string[];
-            };
-        };
-        /**
-         * @description 503 no_route_available
-         * @example {
-         *       "error": {
-         *         "code": "no_route_available",
-         *         "message": "No route available",
-         *         "request_id": "req_5f0c6a1e9b2d4c7f8a3e0b6d2c9f1a47"
-         *       }
-         *     }
-         */
-        Error_no_route_available: {
-            error: {
-                /** @enum {string} */
-                code: "no_route_available";
-                /** @description diagnostic text; may change; branch on code */
-                message: string;
-                /** @description the response's x-request-id */
-                request_id: string;
             };
         };
         /**
@@ -2571,7 +2571,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error_internal_error"];
                 };
             };
-            /** @description auth_not_configured, trust_keys_unavailable, database_unavailable, decision_unavailable, provider_rate_limited, provider_unavailable, provider_bad_response, budget_exhausted (branch on error.code) */
+            /** @description auth_not_configured, trust_keys_unavailable, database_unavailable, no_route_available, decision_unavailable, provider_rate_limited, provider_unavailable, provider_bad_response, budget_exhausted (branch on error.code) */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2588,7 +2588,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error_auth_not_configured"] | components["schemas"]["Error_trust_keys_unavailable"] | components["schemas"]["Error_database_unavailable"] | components["schemas"]["Error_decision_unavailable"] | components["schemas"]["Error_provider_rate_limited"] | components["schemas"]["Error_provider_unavailable"] | components["schemas"]["Error_provider_bad_response"] | components["schemas"]["Error_budget_exhausted"];
+                    "application/json": components["schemas"]["Error_auth_not_configured"] | components["schemas"]["Error_trust_keys_unavailable"] | components["schemas"]["Error_database_unavailable"] | components["schemas"]["Error_no_route_available"] | components["schemas"]["Error_decision_unavailable"] | components["schemas"]["Error_provider_rate_limited"] | components["schemas"]["Error_provider_unavailable"] | components["schemas"]["Error_provider_bad_response"] | components["schemas"]["Error_budget_exhausted"];
                 };
             };
             /** @description deadline_exceeded (branch on error.code) */
