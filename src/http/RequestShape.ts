@@ -58,7 +58,10 @@ const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(Uploa
  * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
  * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
  * the function it answers is called first (it stops reading). When the connection closes before the body has
- * arrived (the client left, or BodyDeadline.ts answered a late body), `aborted` is called instead.
+ * arrived (the client left, or BodyDeadline.ts answered a late body), `aborted` is called instead, at once when it
+ * closed before the read began. The connection's own `close` is watched beside the request's: once its response has
+ * been sent (the 408 of a late body), Node detaches an unfinished request from its connection, which then closes
+ * without the request ever emitting `close`, `aborted` or `error`.
  */
 const readPayloadText = (
   raw: IncomingMessage,
@@ -66,13 +69,19 @@ const readPayloadText = (
   done: (exit: Exit.Exit<string, BodyRejection>) => void,
   aborted: () => void
 ): () => void => {
+  if (raw.destroyed || clientGone(raw)) {
+    aborted()
+    return () => {}
+  }
   const chunks: Array<Buffer> = []
   let size = 0
+  const socket = raw.socket
   const stop = () => {
     raw.off("data", onData)
     raw.off("end", onEnd)
     raw.off("error", onError)
     raw.off("close", onClose)
+    socket.off("close", onConnectionClose)
   }
   const onData = (chunk: Buffer) => {
     size += chunk.length
@@ -97,10 +106,15 @@ const readPayloadText = (
     stop()
     aborted()
   }
+  // A body that arrived whole is still read from the request once its connection has closed.
+  const onConnectionClose = () => {
+    if (!raw.complete) onClose()
+  }
   raw.on("data", onData)
   raw.once("end", onEnd)
   raw.once("error", onError)
   raw.once("close", onClose)
+  socket.once("close", onConnectionClose)
   return stop
 }
 
