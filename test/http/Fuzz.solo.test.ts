@@ -447,7 +447,12 @@ layer(FuzzServer, { excludeTestServices: true, timeout: "300 seconds" })("fuzz",
         )
         assert.deepStrictEqual(failures, [])
         assert.strictEqual(yield* snapshot(organization.organizationId), before, "nothing stored or charged")
-      }).pipe(Effect.provide(TestServerWithUpstreamLive({ requestBodyTimeoutMs: BodyTimeoutMs, runsMaxInFlight: 4 }))))
+      }).pipe(
+        Effect.provide(TestServerWithUpstreamLive({ requestBodyTimeoutMs: BodyTimeoutMs, runsMaxInFlight: 4 })),
+        // A memo map of its own: Effect 4 would otherwise share the fuzz server's built layers (its database among
+        // them) with this server's, seeding one database and serving from another.
+        (effect) => Effect.flatMap(Layer.makeMemoMap, (memoMap) => Effect.provideService(effect, Layer.CurrentMemoMap, memoMap))
+      ))
   })
 })
 
