@@ -75,10 +75,13 @@ export const runCliWith = (
       Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env })),
       Effect.provideService(Console.Console, console)
     )
+    // A memo map of its own, as the CLI's own process has: layers the test's server already built (its settings, its
+    // SQL client) are built again from this environment, not shared with the command.
+    const memoMap = yield* Layer.makeMemoMap
     const code = yield* Option.match(database, {
       onNone: () => run,
       onSome: (layer) => Effect.provideService(run, CliDatabase, layer)
-    })
+    }).pipe(Effect.provideService(Layer.CurrentMemoMap, memoMap))
     return { code, stdout: captured.stdout, stderr: captured.stderr, json: () => JSON.parse(captured.stdout) } satisfies CliResult
   })
 
