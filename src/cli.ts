@@ -18,6 +18,8 @@ import { boolean, type CliOption, flagsOf, integer, optionalText, specsOf, text 
 import { type CliOutput, colourConsole } from "./cli/Output.js"
 import { AppConfig } from "./config/AppConfig.js"
 import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
+import { driverCause } from "./db/SqlErrors.js"
+import type { SqlError } from "effect/sql/SqlError"
 import { isScope, scopesOfRole, type Scope } from "../schema/Scope.js"
 import { BillingRepo } from "./billing/BillingRepo.js"
 import { auditLedger } from "./ledger/Audit.js"
@@ -245,8 +247,8 @@ const billingCommand = group("billing", "Billing of an organization.", [billingS
 const quotaCommand = group("quota", "Period quotas.", [quotaSet])
 
 /** What PostgreSQL (or the connection) said of a failed statement, with a hint where the schema is missing. */
-const sqlCause = (error: { readonly message: string; readonly cause?: unknown }): string => {
-  const cause = error.cause as { readonly message?: unknown; readonly code?: unknown } | undefined
+const sqlCause = (error: SqlError | { readonly message: string }): string => {
+  const cause = ("reason" in error ? driverCause(error) : undefined) as { readonly message?: unknown; readonly code?: unknown } | undefined
   const said = typeof cause?.message === "string" && cause.message !== "" ? cause.message : error.message
   // 42P01: undefined_table.
   return cause?.code === "42P01" ? `${said} (is the database migrated? \`arbiter migrate\` applies the migrations)` : said
