@@ -10,16 +10,16 @@
 import { resolve } from "node:path"
 import { fitTemperature, type HeldOutPrediction } from "./Calibration.js"
 import { fourKilobytePrompts, timeClassifier } from "./ClassifierTiming.js"
-import { softmax } from "./ClassifierModel.js"
+import { softmax } from "../../src/router/classifier/ClassifierModel.js"
 import { usableRows } from "./CorpusRules.js"
-import { difficultyDistribution, mixedPrior } from "./DifficultyModel.js"
+import { difficultyDistribution, mixedPrior } from "../../src/router/classifier/DifficultyModel.js"
 import { evaluate, type ScoredPrediction } from "./EvalMetrics.js"
 import { confusionTable, headline, reliabilityTable, typeTable } from "./EvalReport.js"
 import { sanityResults } from "./SanitySet.js"
 import { readLabels, readRows } from "./TrainingCorpus.js"
 import { heldOutLogits, prepareCorpus, DEFAULT_SETTINGS, type PreparedCorpus } from "./TrainingPipeline.js"
 import { argument, corpusFile, DEFAULT_CORPUS, SEEDS_PATH, TAXONOMY_PATH } from "./TrainArguments.js"
-import { DEFAULT_WEIGHTS_PATH } from "./WeightsFile.js"
+import { DEFAULT_WEIGHTS_PATH } from "../../src/router/classifier/WeightsFile.js"
 
 const print = (text: string) => process.stdout.write(`${text}\n`)
 

@@ -4,10 +4,10 @@
  * its difficulty signals. Each fold of the cross-validation then keeps the part of the dictionary its own training
  * rows support (`selectVocabulary`), so a held-out source never shapes the features it is judged with.
  */
-import { SIGNAL_VALUE, type SparseVector } from "./ClassifierModel.js"
-import { difficultySignals } from "./DifficultySignals.js"
-import { promptTextOfTask } from "./PromptText.js"
-import { promptFeatures } from "./TextFeatures.js"
+import { SIGNAL_VALUE, type SparseVector } from "../../src/router/classifier/ClassifierModel.js"
+import { difficultySignals } from "../../src/router/classifier/DifficultySignals.js"
+import { promptTextOfTask } from "../../src/router/classifier/PromptText.js"
+import { promptFeatures } from "../../src/router/classifier/TextFeatures.js"
 
 /** One encoded row. */
 export interface EncodedRow {

@@ -4,12 +4,12 @@
  * inputs give the same bytes, which `npm run router:train` relies on and the tests check on a tiny corpus.
  */
 import { fitTemperature, type HeldOutPrediction } from "./Calibration.js"
-import type { ClassifierLabels, ClassifierModel } from "./ClassifierModel.js"
+import type { ClassifierLabels, ClassifierModel } from "../../src/router/classifier/ClassifierModel.js"
 import { EXCLUSION_RULES } from "./CorpusRules.js"
 import { MAX_SEED_WEIGHT, MAX_WEIGHT, SEED_SHARE, TYPE_CAP } from "./SampleWeights.js"
 import type { LabelledPrompt } from "./TrainingCorpus.js"
 import { heldOutLogits, prepareCorpus, type PreparedCorpus, type TrainerSettings, trainOn } from "./TrainingPipeline.js"
-import { weightsJson } from "./WeightsFile.js"
+import { weightsJson } from "./WeightsWriter.js"
 
 /** What a training reads, with the digests recorded as provenance. */
 export interface BuildInput {

@@ -13,7 +13,7 @@ import { usableRows } from "./CorpusRules.js"
 import { argument, corpusFile, DEFAULT_CORPUS, LICENCES_DIR, SEEDS_PATH, TAXONOMY_PATH } from "./TrainArguments.js"
 import { readLabels, readRows } from "./TrainingCorpus.js"
 import { DEFAULT_SETTINGS } from "./TrainingPipeline.js"
-import { DEFAULT_WEIGHTS_PATH } from "./WeightsFile.js"
+import { DEFAULT_WEIGHTS_PATH } from "../../src/router/classifier/WeightsFile.js"
 
 /** Copies the corpus's licence texts, and its README (the provenance they refer to) as CORPUS-README.md. */
 const copyLicences = (corpus: string): number => {

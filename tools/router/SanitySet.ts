@@ -3,13 +3,13 @@
  * project across the nine families, kept out of training, as a stand-in for real users' prompts. Its results are
  * the shipped weights' family and task-type accuracy, per family, and the prompts whose family was missed.
  */
-import type { ClassifierLabels } from "./ClassifierModel.js"
-import { classifyState } from "./PromptClassifier.js"
-import { promptTextOfTask } from "./PromptText.js"
+import type { ClassifierLabels } from "../../src/router/classifier/ClassifierModel.js"
+import { classifyState } from "../../src/router/classifier/PromptClassifier.js"
+import { promptTextOfTask } from "../../src/router/classifier/PromptText.js"
 import { SANITY_PATH } from "./TrainArguments.js"
 import { readRows } from "./TrainingCorpus.js"
-import { readWeights } from "./WeightsFile.js"
-import { promptExcerpt } from "../classification/PromptExcerpt.js"
+import { readWeights } from "../../src/router/classifier/WeightsFile.js"
+import { promptExcerpt } from "../../src/router/classification/PromptExcerpt.js"
 
 const top = (probabilities: ReadonlyMap<string, number>): [string, number] =>
   [...probabilities].reduce((best, item) => (item[1] > best[1] ? item : best))

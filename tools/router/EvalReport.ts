@@ -3,7 +3,7 @@
  * true family, columns the predicted one), quality per task type, and the sanity set's results. Percentages keep
  * one decimal; the text is the same for the same figures.
  */
-import type { ClassifierLabels } from "./ClassifierModel.js"
+import type { ClassifierLabels } from "../../src/router/classifier/ClassifierModel.js"
 import type { EvalReport } from "./EvalMetrics.js"
 
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`

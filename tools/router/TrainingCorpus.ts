@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import type { ClassifierLabels } from "./ClassifierModel.js"
+import type { ClassifierLabels } from "../../src/router/classifier/ClassifierModel.js"
 
 /** One difficulty label of the corpus. */
 export type CorpusDifficulty = "easy" | "medium" | "hard"

@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { projectRoot, shippedFile } from "../../config/ProjectRoot.js"
+import { projectRoot, shippedFile } from "../../src/config/ProjectRoot.js"
 
 /** The corpus folder used when `--corpus` is not given. */
 export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "router-train")

@@ -4,12 +4,13 @@
  * MAX_FEATURES feature rows with the largest weights. `heldOutLogits` runs the by-source cross-validation: each
  * fold's rows are predicted by a model trained without the fold's sources. The final model trains on every row.
  */
-import type { ClassifierLabels, ClassifierModel } from "./ClassifierModel.js"
-import { mixedPrior, trainDifficulty, type DifficultyExample } from "./DifficultyModel.js"
+import type { ClassifierLabels, ClassifierModel } from "../../src/router/classifier/ClassifierModel.js"
+import { mixedPrior } from "../../src/router/classifier/DifficultyModel.js"
+import { type DifficultyExample, trainDifficulty } from "./DifficultyTraining.js"
 import { type EncodedCorpus, encodeRows, rowVector, selectVocabulary, type VocabularyRule } from "./FeatureEncoding.js"
 import { sampleWeights } from "./SampleWeights.js"
 import { type SoftmaxOptions, type TrainingExample, trainSoftmax } from "./SoftmaxTraining.js"
-import { linearInto } from "./ClassifierModel.js"
+import { linearInto } from "../../src/router/classifier/ClassifierModel.js"
 import { sourceFolds } from "./SourceFolds.js"
 import type { LabelledPrompt } from "./TrainingCorpus.js"
 
