@@ -16,6 +16,8 @@ export interface EncodedRow {
   /** Lexical features of the prompt, known or not (the normalization counts them all, as inference does). */
   readonly lexicalCount: number
   readonly difficulty: Float64Array
+  /** P(not English) of the language detector, for the language rule (`LanguageRule.ts`). */
+  readonly nonEnglish: number
 }
 
 /** The dictionary and the encoded rows. */
@@ -44,7 +46,8 @@ export const encodeRows = (texts: ReadonlyArray<string>): EncodedCorpus => {
       lexical: Int32Array.from(features.lexical, intern),
       signals: Int32Array.from(features.signals, intern),
       lexicalCount: features.lexical.length,
-      difficulty: difficultySignals(features, prompt.totalChars)
+      difficulty: difficultySignals(features, prompt.totalChars),
+      nonEnglish: features.language.nonEnglish
     }
   })
   return { names, rows }

@@ -11,6 +11,7 @@ import { type EncodedCorpus, encodeRows, rowVector, selectVocabulary, type Vocab
 import { sampleWeights } from "./SampleWeights.js"
 import { type SoftmaxOptions, type TrainingExample, trainSoftmax } from "./SoftmaxTraining.js"
 import { linearInto } from "../../src/router/classifier/ClassifierModel.js"
+import { trainingLabel } from "../../src/router/classifier/LanguageRule.js"
 import { sourceFolds } from "./SourceFolds.js"
 import type { LabelledPrompt } from "./TrainingCorpus.js"
 
@@ -39,14 +40,19 @@ export interface PreparedCorpus {
   readonly targets: Int32Array
 }
 
-/** Encodes and weights the rows. */
+/** The index of the family a row is trained as (its own, or `general` for a general request in another language). */
+export const trainingFamily = (labels: ClassifierLabels, row: LabelledPrompt): number =>
+  labels.families.indexOf(trainingLabel(row).family)
+
+/** Encodes and weights the rows, each with its training label (`LanguageRule.trainingLabel`). */
 export const prepareCorpus = (labels: ClassifierLabels, rows: ReadonlyArray<LabelledPrompt>): PreparedCorpus => {
   const familyOf = Int32Array.from(labels.taskTypes, (type) => labels.families.indexOf(type.family))
-  const targets = Int32Array.from(rows, (row) =>
+  const trained = rows.map((row) => ({ ...row, ...trainingLabel(row) }))
+  const targets = Int32Array.from(trained, (row) =>
     row.taskType === null
       ? -1 - labels.families.indexOf(row.family)
       : labels.taskTypes.findIndex((type) => type.id === row.taskType))
-  return { labels, rows, encoded: encodeRows(rows.map((row) => row.text)), weights: sampleWeights(rows), familyOf, targets }
+  return { labels, rows, encoded: encodeRows(rows.map((row) => row.text)), weights: sampleWeights(trained), familyOf, targets }
 }
 
 const DIFFICULTY_INDEX: ReadonlyMap<string, number> = new Map([["easy", 0], ["medium", 1], ["hard", 2]])

@@ -56,7 +56,8 @@ const build = () =>
     labels,
     corpus: syntheticCorpus(),
     seeds: [{ ...row("write me a little poem about spring", "writing.creative", "seed") }],
-    digests: { corpus: "corpus-digest", seeds: "seed-digest", taxonomy: "taxonomy-digest" },
+    written: [{ ...row("how do I deal with stress at work", "general.chat_assistant", "written_chat") }],
+    digests: { corpus: "corpus-digest", seeds: "seed-digest", written: "written-digest", taxonomy: "taxonomy-digest" },
     settings
   })
 
