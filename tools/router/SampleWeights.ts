@@ -20,7 +20,7 @@ export interface WeightedRow {
 export const TYPE_CAP = 1000
 
 /** Share of a type's weight its hand-written rows get when the corpus has rows of the type too. */
-export const SEED_SHARE = 0.65
+export const SEED_SHARE = 0.8
 
 /** The largest weight of one corpus row, after scaling to an average of 1. */
 export const MAX_WEIGHT = 12
