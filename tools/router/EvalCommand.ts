@@ -6,8 +6,8 @@
  * at inference, so the figures are against the rows' own labels. It prints the figures over all folds, then over
  * the rows whose task type the fold's training still knew from another source (a type with one source disappears
  * with it), accuracy per family and per source, the family confusion matrix and per-type quality, the difficulty
- * accuracy on rows with a difficulty label, then the shipped weights' results on the hand-written held-out and
- * sanity sets (never trained on) and their timings (load, 4 KB p50/p99).
+ * accuracy on rows with a difficulty label, then the shipped weights' results on the two hand-written held-out
+ * sets and the sanity set (never trained on) and their timings (load, 4 KB p50/p99).
  */
 import { resolve } from "node:path"
 import { softmax } from "../../src/router/classifier/ClassifierModel.js"
@@ -20,7 +20,16 @@ import { usableRows } from "./CorpusRules.js"
 import { evaluate, type ScoredPrediction } from "./EvalMetrics.js"
 import { confusionTable, familyTable, groupTable, headline, reliabilityTable, typeTable } from "./EvalReport.js"
 import { sanityResults } from "./SanitySet.js"
-import { argument, corpusFile, DEFAULT_CORPUS, HOLDOUT_PATH, SEEDS_PATH, TAXONOMY_PATH, WRITTEN_PATH } from "./TrainArguments.js"
+import {
+  argument,
+  corpusFile,
+  DEFAULT_CORPUS,
+  HOLDOUT_2_PATH,
+  HOLDOUT_PATH,
+  SEEDS_PATH,
+  TAXONOMY_PATH,
+  WRITTEN_PATH
+} from "./TrainArguments.js"
 import { readLabels, readRows } from "./TrainingCorpus.js"
 import { DEFAULT_SETTINGS, heldOutLogits, prepareCorpus, type PreparedCorpus, trainingFamily } from "./TrainingPipeline.js"
 
@@ -103,6 +112,7 @@ const main = () => {
   print(`\n## Family confusion matrix\n${confusionTable(report, labels)}`)
   print(`\n## Task types\n${typeTable(report, labels)}`)
   print(`\n## Hand-written held-out set (shipped weights, never trained on)\n${sanityResults(weights, labels, HOLDOUT_PATH)}`)
+  print(`\n## Second hand-written held-out set (shipped weights, never trained on nor tuned to)\n${sanityResults(weights, labels, HOLDOUT_2_PATH)}`)
   print(`\n## Hand-written sanity set (shipped weights, never trained on)\n${sanityResults(weights, labels)}`)
   const times = timeClassifier(weights, fourKilobytePrompts(rows.map((row) => row.text), 200))
   print(

@@ -19,6 +19,9 @@ export const WRITTEN_PATH = shippedFile("data", "router-classifier-written.jsonl
 /** Held-out prompts written for this project in the style of real users' requests (English and Japanese), never trained on. */
 export const HOLDOUT_PATH = shippedFile("data", "router-classifier-holdout.jsonl")
 
+/** A second held-out set, written before the last rounds of changes and never used to judge them. */
+export const HOLDOUT_2_PATH = shippedFile("data", "router-classifier-holdout-2.jsonl")
+
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
 
