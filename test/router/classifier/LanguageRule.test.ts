@@ -56,6 +56,14 @@ describe("the language rule in the shipped classifier", () => {
   })
 })
 
+describe("facets of the examples", () => {
+  it("a video or podcast script asks for no code; a Python script does", () => {
+    assert.isBelow(classify("Write a script for the first episode of my podcast about the history of coffee, two hosts, 10 minutes.").facets.needs_code_output, 0.5)
+    assert.isBelow(classify("write a script for a 3 minute youtube video about the history of coffee").facets.needs_code_output, 0.5)
+    assert.isAbove(classify("write a python script that renames my photos by date").facets.needs_code_output, 0.7)
+  })
+})
+
 describe("applyLanguageRule", () => {
   const labels = {
     families: ["general", "multilingual", "math"],
