@@ -40,7 +40,7 @@ export const INTENT_CLASSES: ReadonlyArray<readonly [string, ReadonlyArray<strin
     "fractions?", "percent(age)?", "triangles?", "circles?", "radius", "geometry", "algebra\\w*", "calculus",
     "limits?", "sequences?", "series", "factor(ize|ise)?", "divisible", "remainder", "mod", "sum of", "average",
     "how many ways", "combinatorics", "permutations?", "combinations?", "compound interest", "convert \\d+",
-    "計算", "方程式", "解け", "解いて", "求めよ", "求めて", "何円", "何個", "何人", "何km", "何分", "割引", "確率", "面積", "体積", "微分", "積分", "数列", "整数", "通項", "计算", "方程", "求", "多少", "概率", "面积", "整数", "通项", "ecuaci\\w+", "calcul\\w*", "équation\\w*", "gleichung\\w*", "berechne\\w*", "уравнени\\S*", "сколько", "방정식", "몇 명"]],
+    "計算", "いくら", "いくつ", "合計", "平均", "割合", "何倍", "何枚", "何本", "何g", "何円", "何%", "一共", "总共", "多少钱", "平均数", "方程式", "解け", "解いて", "求めよ", "求めて", "何個", "何人", "何km", "何分", "割引", "確率", "面積", "体積", "微分", "積分", "数列", "整数", "通項", "计算", "方程", "求", "多少", "概率", "面积", "整数", "通项", "ecuaci\\w+", "calcul\\w*", "équation\\w*", "gleichung\\w*", "berechne\\w*", "уравнени\\S*", "сколько", "방정식", "몇 명"]],
   ["code", ["code", "function", "script", "program", "implement\\w*", "class", "method", "api", "algorithm",
     "regex", "compile\\w*", "snippet", "library", "variable", "loop", "recursion", "unit tests?", "endpoint",
     "コード", "関数", "スクリプト", "プログラム", "実装", "マクロ", "代码", "函数", "程序", "编程", "爬虫", "código", "función", "programa", "fonction", "funktion", "skript", "функци\\S*", "программ\\S*", "код", "코드", "함수", "프로그램"]],
