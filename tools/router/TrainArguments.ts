@@ -22,6 +22,9 @@ export const HOLDOUT_PATH = shippedFile("data", "router-classifier-holdout.jsonl
 /** A second held-out set, written before the last rounds of changes and never used to judge them. */
 export const HOLDOUT_2_PATH = shippedFile("data", "router-classifier-holdout-2.jsonl")
 
+/** A third held-out set, written after the last change to the training data and read once, to estimate. */
+export const HOLDOUT_3_PATH = shippedFile("data", "router-classifier-holdout-3.jsonl")
+
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
 
