@@ -1,15 +1,18 @@
 /**
  * `npm run bench:router`: first the time of one `rank` call over the shipped catalog per policy (bench/router-
- * ranking.ts); then `POST /v1/router/select` end to end through the full service (a child process, exactly as
- * `npm start` runs it, on a fresh PostgreSQL database) answering from a scripted OpenAI-compatible upstream with no
- * added latency, beside bare decision runs of `POST /v1/runs` in the same run: one question, and nine questions in
- * two stages (the same model calls a select makes here: family, two task types, difficulty, five facets). The
- * difference between select and the nine-question run is the router's own cost (validation, eligibility, ranking,
- * storing the selection). The upstream runs in this process beside the load generator.
+ * ranking.ts); then a selection with the built-in model, one at a time, on PostgreSQL and on the embedded
+ * database, with the share of each part (bench/router-default.ts); then `POST /v1/router/select` end to end
+ * through the full service (a child process, exactly as `npm start` runs it, on a fresh PostgreSQL database)
+ * answering from a scripted OpenAI-compatible upstream with no added latency, beside bare decision runs of
+ * `POST /v1/runs` in the same run: one question, and nine questions in two stages (the same model calls a select
+ * makes here: family, two task types, difficulty, five facets). The difference between select and the
+ * nine-question run is the router's own cost (validation, eligibility, ranking, storing the selection). The
+ * upstream runs in this process beside the load generator.
  */
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { startFakeUpstream } from "../test/support/FakeUpstream.js"
+import { printDefaultSelectTimes } from "./router-default.js"
 import { printRankingTimes } from "./router-ranking.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type LoadRequest, type LoadResult, runLoad } from "./support/Load.js"
@@ -52,6 +55,7 @@ const createOrganization = (databaseUrl: string): string => {
 
 const main = async () => {
   Effect.runSync(printRankingTimes)
+  await printDefaultSelectTimes()
   const upstream = await startFakeUpstream()
   const database = await createBenchDatabase()
   const service = await startNode("src/main.ts", {

@@ -131,13 +131,13 @@ const usd = (value: number): string => (value < 0.000001 ? "under $0.000001" : `
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 
-/** One sentence naming the chosen model and the figures that decided it, with the low-confidence caveats. */
+/** One sentence naming the chosen model and the figures that decided it, with the confidence caveats. */
 export const reasonSentence = (facts: ReasonFacts): string => {
   const sentence = policySentence(facts)
   const family = facts.unsureFamily
   return family === null
     ? sentence
-    : `${sentence.slice(0, -1)} (low confidence: the most probable family, ${family.family}, has probability ` +
+    : `${sentence.slice(0, -1)} (uncertain classification: the most probable family, ${family.family}, has probability ` +
       `${(family.probability * 100).toFixed(0)}%).`
 }
 

@@ -18,7 +18,10 @@
  * - Below-bar models (`balanced`, `cost_efficient`) follow the others by expected quality, scored as the lowest
  *   score above the bar minus their shortfall `tau - q`, so `score` is always a descending sort key.
  * - `low_confidence` compares the probability the caller gave `topTaskType` with 0.40 (before the 5% floor) under
- *   `domain_skills`, and under any policy the probability of the most probable family (when classified) with 0.45.
+ *   `domain_skills` and is false under every other policy (decisions.md, Router). A classified family under 45%
+ *   is noted in the reason sentence only, under any policy.
+ * - The quality weights (the mix's, or the top type's under `domain_skills`) take `aa_multilingual` in proportion
+ *   to the `nonEnglish` facet (`withMultilingual`); `O`, `T`, cost and latency do not depend on it.
  * - Strength contribution and weakness gap are in expected-quality units: `W_b * e_b` and `W_b * (best e_b - e_b)`,
  *   `e_b` the effective value (imputed values with the penalty), the best over the eligible models; `imputed` lists
  *   the weighted benchmarks without a measurement, then `reasoning_token_factor` when it was replaced.
@@ -55,7 +58,7 @@ import {
   LOW_CONFIDENCE_BELOW,
   MAX_RANKING_ENTRIES
 } from "./ScoringConstants.js"
-import { type BenchmarkWeight, keepTaskTypes, mixTask, type TaskTypeProbability } from "./TaskMix.js"
+import { type BenchmarkWeight, keepTaskTypes, mixTask, type TaskTypeProbability, withMultilingual } from "./TaskMix.js"
 import type { Taxonomy } from "./Taxonomy.js"
 
 /** Everything ranking reads: the loaded data, the classified task and the request's policy, weights and filters. */
@@ -73,6 +76,8 @@ export interface RankInput {
   readonly inputTokensEst: number
   /** The classified most probable family and its probability; absent when the caller fixed the task. */
   readonly familyConfidence?: { readonly family: string; readonly probability: number } | undefined
+  /** P(the prompt is not in English): the `non_english` facet; absent counts as 0. */
+  readonly nonEnglish?: number | undefined
 }
 
 /** One ranking entry, exactly the wire fields of the spec. */
@@ -121,7 +126,7 @@ export const balancedWeights = (weights: BalancedWeights | null, latency: Latenc
     : DEFAULT_BALANCED_WEIGHTS[latency]
 }
 
-/** The two low-confidence grounds: the top type under `domain_skills`, and the classified family under any policy. */
+/** `low_confidence` (the top type under `domain_skills` alone), and the uncertain family the reason notes. */
 const confidenceOf = (input: RankInput) => {
   const topProbability = input.taskDistribution
     .filter((item) => item.taskType === input.topTaskType)
@@ -129,7 +134,7 @@ const confidenceOf = (input: RankInput) => {
   const typeUnsure = input.policy === "domain_skills" && topProbability < LOW_CONFIDENCE_BELOW
   const family = input.familyConfidence
   const unsureFamily = family !== undefined && family.probability < FAMILY_LOW_CONFIDENCE_BELOW ? family : null
-  return { topProbability, typeUnsure, unsureFamily, lowConfidence: typeUnsure || unsureFamily !== null }
+  return { topProbability, typeUnsure, unsureFamily, lowConfidence: typeUnsure }
 }
 
 /** A candidate's wire entry: its reported figures and what explains its place (`best`: see `bestValues`). */
@@ -172,7 +177,8 @@ export const rank = (input: RankInput): RankOutcome => {
     latencyMs: (model) => estimateLatencyMs(model, mix.outputTokens)
   })
   if (eligible.length === 0) return { _tag: "NoEligibleModel", filtersApplied }
-  const weights = policy === "domain_skills" ? mixTask(catalog, [{ type: top, probability: 1 }]).weights : mix.weights
+  const taskWeights = policy === "domain_skills" ? mixTask(catalog, [{ type: top, probability: 1 }]).weights : mix.weights
+  const weights = withMultilingual(catalog, taskWeights, input.nonEnglish ?? 0)
   const candidates = eligible.map((model): Candidate => ({
     model,
     ...assessQuality(model, weights),

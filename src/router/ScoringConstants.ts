@@ -39,11 +39,17 @@ export const DEFAULT_BALANCED_WEIGHTS: Readonly<Record<LatencyClass, BalancedWei
 export const LOW_CONFIDENCE_BELOW = 0.4
 
 /**
- * Any policy is low-confidence when the classified task's most probable family is under 45% (docs/decisions.md,
- * Router): about where the calibrated classifier's family, on sources it never saw, stops being right more often
- * than not.
+ * Under any policy, the reason sentence notes an uncertain classification when the most probable family is under
+ * 45%: about where the calibrated classifier's family, on sources it never saw, stops being right more often than
+ * not. It never sets `low_confidence`, which is `domain_skills`'s rule alone (decisions.md, Router).
  */
 export const FAMILY_LOW_CONFIDENCE_BELOW = 0.45
+
+/** The benchmark that joins the weights of a prompt in another language (decisions.md, Router). */
+export const MULTILINGUAL_BENCHMARK = "aa_multilingual"
+
+/** Its largest share of the weight vector, reached when the `non_english` facet is 1 (decisions.md, Router). */
+export const MULTILINGUAL_MAX_SHARE = 0.3
 
 /** At most ten ranking entries (spec, Router select response). */
 export const MAX_RANKING_ENTRIES = 10

@@ -45,7 +45,8 @@ export const decideSelection = (input: {
     familyConfidence: interpreted.classification.task_type.fixed ? undefined : {
       family: interpreted.classification.domain.label,
       probability: interpreted.classification.domain.probabilities[interpreted.classification.domain.label] ?? 0
-    }
+    },
+    nonEnglish: interpreted.classification.facets.non_english
   })
   if (outcome._tag === "NoEligibleModel") {
     const detail = ` for the classified task (${interpreted.topTaskType}); its classification ${runId(run.id)} was billed`

@@ -1,10 +1,16 @@
 /**
  * The task as ranking sees it: the task types kept from the classification's distribution (5% or more,
  * renormalized), their benchmark weights mixed as `W_b = sum_t P(t) * w_{t,b}`, the expected answer tokens
- * `O = sum_t P(t) * out_t` and turns `T = sum_t P(t) * turns_t` (decisions.md, Router scoring).
+ * `O = sum_t P(t) * out_t` and turns `T = sum_t P(t) * turns_t` (decisions.md, Router scoring), and the
+ * multilingual benchmark's share for a prompt in another language (decisions.md, Router).
  */
 import type { Catalog } from "./Catalog.js"
-import { PROBABILITY_TOLERANCE, TASK_TYPE_FLOOR } from "./ScoringConstants.js"
+import {
+  MULTILINGUAL_BENCHMARK,
+  MULTILINGUAL_MAX_SHARE,
+  PROBABILITY_TOLERANCE,
+  TASK_TYPE_FLOOR
+} from "./ScoringConstants.js"
 import type { TaskType, Taxonomy } from "./Taxonomy.js"
 
 /** One entry of a task-type distribution, as the classification produces it. */
@@ -81,4 +87,24 @@ export const mixTask = (catalog: Catalog, types: ReadonlyArray<WeightedTaskType>
   }
   const weights = [...byIndex].map(([index, weight]) => ({ index, weight })).sort((a, b) => a.index - b.index)
   return { types, weights, outputTokens, turns }
+}
+
+/**
+ * The weights with the multilingual benchmark joined in proportion to the `non_english` facet (decisions.md,
+ * Router): a share `s = MULTILINGUAL_MAX_SHARE x P(non_english)` goes to `MULTILINGUAL_BENCHMARK` and the task's own
+ * weights keep `1 - s`, so the vector still sums to 1. Unchanged when the catalog has no such benchmark or the
+ * facet is 0 (or not a probability).
+ */
+export const withMultilingual = (
+  catalog: Catalog,
+  weights: ReadonlyArray<BenchmarkWeight>,
+  nonEnglish: number
+): ReadonlyArray<BenchmarkWeight> => {
+  const index = catalog.benchmarkIndex.get(MULTILINGUAL_BENCHMARK)
+  const facet = Number.isFinite(nonEnglish) ? Math.min(1, Math.max(0, nonEnglish)) : 0
+  const share = MULTILINGUAL_MAX_SHARE * facet
+  if (index === undefined || share <= 0) return weights
+  const joined = new Map(weights.map(({ index: at, weight }) => [at, (1 - share) * weight] as const))
+  joined.set(index, (joined.get(index) ?? 0) + share)
+  return [...joined].map(([at, weight]) => ({ index: at, weight })).sort((a, b) => a.index - b.index)
 }

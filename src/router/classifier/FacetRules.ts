@@ -1,9 +1,10 @@
 /**
  * The five facets the router asks about. The corpus labels none of them, so each is a written rule over the
  * task-type distribution (the type priors of `TypePriors.ts`, mixed by probability) and features of the prompt:
- * code asked for or shown, the task's length (a logistic in log2 characters, even at 10,000 characters, about
- * 2,500 tokens), language detection and "in <language>" requests, tool schemas, web-search and "latest" words, and
- * several steps or questions. Every facet stays within [0.02, 0.98]: a rule is never certain.
+ * code asked for or shown (a video or podcast script is not code), the task's length (a logistic in log2
+ * characters, even at 10,000 characters, about 2,500 tokens), language detection and "in <language>" requests, tool
+ * schemas, web-search and "latest" words, and several steps or questions. Every facet stays within [0.02, 0.98]: a
+ * rule is never certain.
  */
 import { typePrior } from "./TypePriors.js"
 import type { PromptFeatures } from "./TextFeatures.js"
@@ -32,6 +33,8 @@ export const LONG_CONTEXT_MIDPOINT_CHARS = 10_000
 export const LONG_CONTEXT_SLOPE = 1.66
 
 const CODE_REQUEST = /\b(write|create|generate|implement|code|give me|show me|build|make)\b[^.?!\n]{0,60}\b(function|script|program|class|query|command|code|regex|snippet|sql|one-liner|endpoint|app)\b/
+/** A script to be performed (a video, podcast or play), which CODE_REQUEST's "script" must not take for code. */
+const MEDIA_SCRIPT = /\b(video|youtube|podcast|tiktok|reel|radio|film|movie|play|skit|commercial|episode|show|sketch)\b[^.?!\n]{0,40}\bscripts?\b|\bscripts?\b[^.?!\n]{0,60}\b(video|youtube|podcast|tiktok|reel|radio|film|movie|play|skit|commercial|episode|show|sketch)\b/
 const ANSWER_LANGUAGE = /\b(answer|reply|respond|write|explain|tell me)\b[^.?!\n]{0,40}\bin (french|spanish|german|italian|portuguese|chinese|japanese|korean|russian|arabic|hindi|dutch|turkish|polish|swedish|vietnamese|thai)\b/
 const TOOLS_NEEDED = /\b(search (the web|online|for)|look (it )?up|browse|latest|current(ly)?|today'?s|right now|real-time|live (price|score|data)|run (this|the|my) (code|tests?|script)|call the api|send (an? )?(email|message))\b/
 const STEPS = /\b(step by step|step-by-step|first\b.*\bthen|and then|after that|finally|plan)\b/
@@ -49,7 +52,8 @@ export const facetProbabilities = (features: PromptFeatures, inputs: FacetInputs
   const lower = features.requestText
   const codeShown = structure.has("fence") || structure.has("codelines:some") || structure.has("codelines:most")
   const codeBase = mixed(inputs, (prior) => prior.codeOutput)
-  const code = CODE_REQUEST.test(lower) ? Math.max(codeBase, 0.85) : codeShown ? codeBase : codeBase * 0.8
+  const codeAsked = CODE_REQUEST.test(lower) && !MEDIA_SCRIPT.test(lower)
+  const code = codeAsked ? Math.max(codeBase, 0.85) : codeShown ? codeBase : codeBase * 0.8
   const length = sigmoid(LONG_CONTEXT_SLOPE * (Math.log2(Math.max(1, inputs.totalChars)) - Math.log2(LONG_CONTEXT_MIDPOINT_CHARS)))
   const long = 1 - (1 - length) * (1 - 0.5 * inputs.familyProbability("long_context"))
   const stepsBase = mixed(inputs, (prior) => prior.multiStep)

@@ -4,6 +4,9 @@
  * (`cue:<class>` anywhere, `edge:<class>` in the first or last 240 characters), whose weight the training learns
  * like any word's. A class lets a word the corpus never shows (say "limerick") share the evidence of its class
  * ("poem", "story"), and gives the types the corpus lacks (agentic software engineering) words to be found by.
+ * Each class also lists the same intents in other languages (Japanese, Chinese, Korean, Spanish, French, German,
+ * Portuguese, Russian), written for this project, so a request in any language shares the evidence its English
+ * form has: the task, not the language, decides the family (decisions.md, Router).
  */
 
 /** Each class with its phrases, as regular-expression alternatives matched on lower-cased text at word bounds. */
@@ -11,34 +14,43 @@ export const INTENT_CLASSES: ReadonlyArray<readonly [string, ReadonlyArray<strin
   ["creative", ["poems?", "poetry", "haikus?", "sonnets?", "limericks?", "verses?", "rhym\\w*", "lyrics", "songs?",
     "raps?", "(short )?stor(y|ies)", "fairy ?tales?", "fables?", "novels?", "novellas?", "fiction", "fanfic\\w*",
     "screenplays?", "monologues?", "plot twists?", "protagonists?", "villains?", "characters?", "narrat\\w+",
-    "bedtime story", "odes?", "ballads?", "sci-?fi", "dragons?", "wizards?", "once upon a time"]],
+    "bedtime story", "odes?", "ballads?", "sci-?fi", "dragons?", "wizards?", "once upon a time",
+    "(video|youtube|podcast|tiktok|reel|radio|ad|commercial) scripts?", "scripts? for (a|an|my|the|our) (\\w+ )?(video|youtube|podcast|tiktok|reel|show|episode|skit|play|commercial)", "role ?play\\w*", "pretend (you'?re|you are|to be)", "imagine you'?re", "imagine you are", "in the voice of", "詩", "俳句", "短歌", "物語", "小説", "童話", "台本", "脚本", "シナリオ", "歌詞", "あらすじ", "ストーリー", "诗", "小说", "故事", "剧本", "歌词", "童话", "poema", "cuento", "novela", "guion", "poème", "conte", "histoire", "gedicht", "geschichte", "märchen", "стих\\S*", "рассказ", "сказк\\S*", "시를", "소설", "이야기", "conto", "poesia"]],
   ["professional", ["e-?mails?", "cover letters?", "resumes?", "cv", "memos?", "press releases?", "newsletters?",
     "linkedin( post)?", "blog posts?", "product descriptions?", "marketing copy", "slogans?", "taglines?",
     "job (description|posting|ad)s?", "business plans?", "proposals?", "announcements?", "letters? of \\w+",
-    "thank[- ]you (note|letter)s?", "speech(es)?", "toasts?", "bios?", "ad copy", "sales pitch", "landing page"]],
+    "thank[- ]you (note|letter)s?", "speech(es)?", "toasts?", "bios?", "ad copy", "sales pitch", "landing page",
+    "メール", "手紙", "報告書", "スピーチ", "挨拶文", "プレスリリース", "履歴書", "職務経歴書", "求人", "企画書", "邮件", "感谢信", "报告", "演讲稿", "简历", "总结报告", "correo", "carta", "informe", "lettre", "courriel", "rapport", "e-mail an", "brief", "anschreiben", "письмо", "이메일", "편지"]],
   ["edit", ["proofread\\w*", "rewrite", "rephrase", "paraphrase", "reword", "polish", "edit( this)?",
     "grammar", "spelling", "typos?", "more (formal|casual|concise|professional|polite|friendly)",
-    "less (formal|wordy)", "simplify", "shorten", "sound (more|less|better)", "tone", "clearer", "improve (this|my)"]],
+    "less (formal|wordy)", "simplify", "shorten", "sound (more|less|better)", "tone", "clearer", "improve (this|my)",
+    "添削", "校正", "書き直", "言い換え", "自然な(日本語|表現)", "丁寧な表現", "润色", "改写", "修改一下", "corrige", "corrija", "reformul\\w*", "umformulier\\w*", "korrigier\\w*"]],
   ["summarize", ["summar\\w+", "tl;?dr", "condense", "key (points|takeaways)", "main points", "recap", "gist",
-    "in a nutshell", "brief overview of (this|the following)"]],
+    "in a nutshell", "brief overview of (this|the following)",
+    "要約", "まとめて", "要点", "概括", "总结", "摘要", "resum[eé]\\w*", "zusammenfass\\w*", "кратко перескажи"]],
   ["translate", ["translat\\w+", "how (do|would) (you|i) say", "in (english|french|spanish|german|italian|" +
     "portuguese|chinese|japanese|korean|russian|arabic|hindi|dutch|turkish|polish|swedish|vietnamese|thai)",
-    "into (english|french|spanish|german|italian|portuguese|chinese|japanese|korean|russian|arabic|hindi|dutch)"]],
+    "into (english|french|spanish|german|italian|portuguese|chinese|japanese|korean|russian|arabic|hindi|dutch)",
+    "翻訳", "訳して", "訳す", "訳すと", "英語に", "日本語に", "英語で(なんと|何と|どう)", "翻译", "译成", "翻成", "tradu\\w+", "übersetz\\w*", "перевед\\S*", "перевод\\S*", "번역"]],
   ["proof", ["prove", "proofs?", "show that", "lemma", "theorem", "corollary", "derive", "derivation", "q\\.?e\\.?d",
-    "if and only if", "iff", "for all", "there exists", "rigorous\\w*", "by induction", "contradiction"]],
+    "if and only if", "iff", "for all", "there exists", "rigorous\\w*", "by induction", "contradiction",
+    "証明", "示せ", "证明", "求证", "demuestr\\w*", "démontr\\w*", "beweis\\w*", "докаж\\S*"]],
   ["math", ["solve", "equations?", "integrals?", "integrate", "derivatives?", "differentiate", "polynomials?",
     "matri(x|ces)", "eigen\\w+", "probability", "primes?", "integers?", "square roots?", "sqrt", "logarithms?",
     "fractions?", "percent(age)?", "triangles?", "circles?", "radius", "geometry", "algebra\\w*", "calculus",
     "limits?", "sequences?", "series", "factor(ize|ise)?", "divisible", "remainder", "mod", "sum of", "average",
-    "how many ways", "combinatorics", "permutations?", "combinations?", "compound interest", "convert \\d+"]],
+    "how many ways", "combinatorics", "permutations?", "combinations?", "compound interest", "convert \\d+",
+    "計算", "いくら", "いくつ", "合計", "平均", "割合", "何倍", "何枚", "何本", "何g", "何円", "何%", "一共", "总共", "多少钱", "平均数", "方程式", "解け", "解いて", "求めよ", "求めて", "何個", "何人", "何km", "何分", "割引", "確率", "面積", "体積", "微分", "積分", "数列", "整数", "通項", "计算", "方程", "求", "多少", "概率", "面积", "整数", "通项", "ecuaci\\w+", "calcul\\w*", "équation\\w*", "gleichung\\w*", "berechne\\w*", "уравнени\\S*", "сколько", "방정식", "몇 명"]],
   ["code", ["code", "function", "script", "program", "implement\\w*", "class", "method", "api", "algorithm",
-    "regex", "compile\\w*", "snippet", "library", "variable", "loop", "recursion", "unit tests?", "endpoint"]],
+    "regex", "compile\\w*", "snippet", "library", "variable", "loop", "recursion", "unit tests?", "endpoint",
+    "コード", "関数", "スクリプト", "プログラム", "実装", "マクロ", "代码", "函数", "程序", "编程", "爬虫", "código", "función", "programa", "fonction", "funktion", "skript", "функци\\S*", "программ\\S*", "код", "코드", "함수", "프로그램"]],
   ["language", ["python", "javascript", "typescript", "java", "c\\+\\+", "c#", "rust", "golang", "go code", "ruby",
     "php", "kotlin", "swift", "scala", "haskell", "perl", "lua", "html", "css", "react", "node(\\.?js)?", "django",
     "flask", "spring", "vue", "angular", "c code", "in c", "r code", "matlab", "dart", "flutter", "elixir"]],
   ["debug", ["errors?", "exceptions?", "traceback", "stack ?trace", "bugs?", "crash\\w*", "fail\\w*", "undefined",
     "segfault", "segmentation fault", "not working", "doesn'?t work", "broken", "debug\\w*", "fix (it|this|my)",
-    "wrong output", "throws?", "null pointer", "nullpointerexception", "typeerror", "keyerror", "valueerror"]],
+    "wrong output", "throws?", "null pointer", "nullpointerexception", "typeerror", "keyerror", "valueerror",
+    "エラー", "例外", "バグ", "動かない", "報错", "报错", "错误", "异常", "崩溃", "fehler", "ошибк\\S*", "오류", "에러", "no funciona", "ne marche pas", "plante"]],
   ["data", ["sql", "query", "queries", "join", "tables?", "select", "group by", "database", "postgres\\w*",
     "mysql", "sqlite", "columns?", "rows?", "pandas", "dataframes?", "csv", "spreadsheet formula", "pivot",
     "aggregate", "schema", "etl", "json"]],
@@ -52,23 +64,28 @@ export const INTENT_CLASSES: ReadonlyArray<readonly [string, ReadonlyArray<strin
     "open a pr", "make the tests pass", "across the project"]],
   ["simulation", ["simulat\\w+", "numpy", "scipy", "matplotlib", "monte carlo", "differential equations?", "ode",
     "molecular", "finite (element|difference)", "numerical\\w*", "physics", "particles?", "fft", "array"]],
-  ["puzzle", ["puzzles?", "riddles?", "knights?", "knaves?", "liars?", "truth-?tellers?", "sudoku", "brain ?teasers?",
-    "deduce", "logic", "logically", "if all", "syllogism", "seating", "who is lying", "tells the truth"]],
+  ["puzzle", ["puzzles?", "riddles?", "what has", "what can", "how is (that|this|it) possible", "how come",
+    "which is heavier", "trick", "lateral thinking", "guess what", "which side", "knights?", "knaves?", "liars?", "truth-?tellers?", "sudoku", "brain ?teasers?",
+    "deduce", "logic", "logically", "if all", "syllogism", "seating", "who is lying", "tells the truth",
+    "what am i", "trick question", "brain ?teasers?", "なぞなぞ", "謎", "推理", "論理", "パズル", "嘘", "正直者", "谜语", "逻辑", "说谎", "adivinanza", "acertijo", "énigme", "devinette", "rätsel", "загадк\\S*", "수수께끼"]],
   ["science", ["physics", "chemistry", "biology", "molecules?", "electrons?", "enzymes?", "quantum", "thermodynamic\\w*",
     "reactions?", "genes?", "proteins?", "cells?", "atoms?", "force", "velocity", "acceleration", "entropy",
     "wavelength", "photons?", "orbit\\w*", "equilibrium", "reagent", "oxidi[sz]\\w*", "allele\\w*", "mass", "energy"]],
   ["decision", ["should (i|we)", "pros and cons", "trade-?offs?", "which (is|one is|option is) better", "decide",
     "decision", "weigh", "compare", "versus", "vs\\.?", "strategy", "help me (think|choose|decide)",
-    "what would you recommend", "is it worth", "risks?"]],
+    "what would you recommend", "is it worth", "risks?",
+    "べきか", "迷って", "メリット", "デメリット", "比較", "利弊", "选择", "应该", "pros y contras", "avantages et inconvénients", "vor- und nachteile"]],
   ["factual", ["who (is|was|wrote|invented|discovered|won)", "when (did|was|is)", "where (is|was)", "what year",
     "capital of", "how tall", "how old", "how far", "which country", "what is the (name|population|capital)",
-    "who played", "founded"]],
+    "who played", "founded",
+    "誰", "いつ", "何年", "首都", "谁", "哪一年", "首都", "quién", "cuándo", "qui a", "wer", "wann", "кто", "когда", "누가", "언제"]],
   ["expert", ["legal\\w*", "laws?", "lawsuit", "contracts?", "tax(es)?", "medical", "diagnos\\w+", "symptoms?",
     "dosage", "dose", "patients?", "treatment", "clinical", "finance", "investment", "stocks?", "accounting",
     "ira", "401k", "mortgage", "regulations?", "compliance", "liability", "prescription", "engineering"]],
   ["tutoring", ["explain", "teach me", "eli5", "like i'?m (five|5|\\d+)", "help me understand", "understand",
     "concepts?", "what is the difference", "how does", "how do .* work", "learn", "lesson", "tutor\\w*",
-    "intuition", "beginner", "what does .* mean"]],
+    "intuition", "beginner", "what does .* mean",
+    "説明して", "わかりやすく", "仕組み", "とは", "解释", "什么是", "原理", "explica\\w*", "explique\\w*", "erklär\\w*", "объясни\\S*", "설명"]],
   ["tool_action", ["book (me )?(a|an)", "reserve", "reservation", "schedule", "order (me )?(a|an)", "cancel (my|the)",
     "my account", "refund", "check the weather", "weather in", "send (a|an) (message|text|email) to",
     "set (a|an) (reminder|alarm|timer)", "add (a|an)? ?\\w* ?to my calendar", "transfer \\$?\\d+", "track my order",
@@ -91,10 +108,12 @@ export const INTENT_CLASSES: ReadonlyArray<readonly [string, ReadonlyArray<strin
     "compare the (reports|documents|papers)", "documents? \\d", "paper \\d", "reconcile", "synthesi[sz]e"]],
   ["chat", ["recipes?", "cook\\w*", "bake", "gifts?", "advice", "recommend\\w*", "ideas?", "brainstorm\\w*", "suggest\\w*",
     "tips?", "what should i", "plan a", "trip", "travel", "workout", "birthday", "party",
-    "relationship", "hobby", "weekend", "dinner", "vacation", "clean\\w*", "stain", "names? for"]],
+    "relationship", "hobby", "weekend", "dinner", "vacation", "clean\\w*", "stain", "names? for",
+    "how (do|can|should) i (deal|cope) with", "stress\\w*", "anxi\\w+", "motivat\\w*", "lonely", "productiv\\w*", "おすすめ", "アイデア", "コツ", "悩んで", "ストレス", "プレゼント", "推荐", "建议", "怎么办", "压力", "consejos", "ideas", "conseils", "tipps", "совет\\S*", "추천"]],
   ["classify", ["classify", "classification", "categori[sz]e", "category", "label", "sentiment", "extract\\w*",
     "entities", "named entities", "parse", "fields", "tag each", "spam", "positive or negative", "intent",
-    "detect (the )?(language|topic)", "which category"]],
+    "detect (the )?(language|topic)", "which category",
+    "抽出", "抜き出", "分類", "判定", "提取", "分类", "extrae", "extrais"]],
   ["image", ["images?", "pictures?", "photos?", "screenshots?", "charts?", "graphs?", "diagrams?", "figures?",
     "in the image", "attached", "scan(ned)?", "ocr", "what do you see", "this (photo|picture|image)", "plots?",
     "visual\\w*", "uploaded"]],
@@ -103,13 +122,24 @@ export const INTENT_CLASSES: ReadonlyArray<readonly [string, ReadonlyArray<strin
     "uppercase) letters", "all (caps|lowercase)", "do not use (the )?(word|letter|any)", "without using",
     "json (format|object|array)", "respond only with", "only (output|return|respond)", "markdown", "bullet points",
     "numbered list", "end your (response|answer) with", "wrap", "double quotes", "\\d+ (words|sentences)",
-    "word count", "no commas", "format"]]
+    "word count", "no commas", "format",
+    "箇条書き", "json形式", "表形式", "文字以内", "字以内", "以内で"]]
 ]
 
-const phrasePattern = (phrases: ReadonlyArray<string>, flags: string): RegExp =>
-  new RegExp(`(?<![a-z0-9])(?:${phrases.join("|")})(?![a-z0-9])`, flags)
+/** Phrases in scripts written without spaces (and Hangul): matched anywhere, since no word bound marks them. */
+const UNSPACED_PHRASE = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/
 
-/** The class regular expressions, compiled once; a phrase must not touch an ASCII letter or digit on either side. */
+const phrasePattern = (phrases: ReadonlyArray<string>, flags: string): RegExp => {
+  const spaced = phrases.filter((phrase) => !UNSPACED_PHRASE.test(phrase))
+  const unspaced = phrases.filter((phrase) => UNSPACED_PHRASE.test(phrase))
+  const bounded = `(?<![a-z0-9])(?:${spaced.join("|")})(?![a-z0-9])`
+  return new RegExp(unspaced.length === 0 ? bounded : `${bounded}|${unspaced.join("|")}`, flags)
+}
+
+/**
+ * The class regular expressions, compiled once; a phrase in a spaced script must not touch an ASCII letter or
+ * digit on either side, one in an unspaced script may sit anywhere.
+ */
 export const INTENT_PATTERNS: ReadonlyArray<readonly [string, RegExp]> = INTENT_CLASSES.map(([name, phrases]) => [
   name,
   phrasePattern(phrases, "y")

@@ -1,13 +1,15 @@
 /**
  * The embedded prompt classifier: in-process, no network, no native code. It reads a classification state (the
- * router's prompt excerpt), computes the features once, and gives the calibrated task-type distribution (with a
- * floor of FLOOR spread evenly, so every type of the taxonomy stays reachable), the family distribution (its sums),
- * P(easy, medium, hard) and the router's five difficulty levels, and the facet probabilities.
+ * router's prompt excerpt), computes the features once, and gives the calibrated task-type distribution (the
+ * language rule applied, `LanguageRule.ts`, then a floor of FLOOR spread evenly, so every type stays reachable),
+ * the family distribution (its sums), P(easy, medium, hard) and the router's five difficulty levels, and the facet
+ * probabilities.
  */
 import { type ClassifierModel, softmax, typeLogits } from "./ClassifierModel.js"
 import { difficultyDistribution, difficultyLevels, mixedPrior } from "./DifficultyModel.js"
 import { difficultySignals } from "./DifficultySignals.js"
 import { facetProbabilities, type FacetProbabilities } from "./FacetRules.js"
+import { applyLanguageRule } from "./LanguageRule.js"
 import { promptTextOfState } from "./PromptText.js"
 import { promptFeatures } from "./TextFeatures.js"
 
@@ -31,7 +33,7 @@ export interface PromptClassification {
 export const classifyState = (model: ClassifierModel, state: string): PromptClassification => {
   const prompt = promptTextOfState(state)
   const features = promptFeatures(prompt)
-  const raw = softmax(typeLogits(model, features), model.temperature)
+  const raw = applyLanguageRule(model.labels, softmax(typeLogits(model, features), model.temperature), features.language.nonEnglish)
   const count = raw.length
   const probabilities = raw.map((p) => (1 - FLOOR) * p + FLOOR / count)
   const types = model.labels.taskTypes.map((type) => type.id)

@@ -1,8 +1,9 @@
 /**
  * The features of a prompt, as names: lower-cased words (`w:`), word pairs (`b:`), character pairs of unspaced
  * scripts (`c:`), numbers as `#`; and signals (`s:`): intent classes anywhere and at the edges (`s:long:` for a long
- * paste), the request's verb, a long task's length, code, traces, SQL, math, tool schemas, script and language.
- * Line counts, question marks and short lengths only feed the rules (`structure`): in the corpus they mark a
+ * paste), the request's verb, a long task's length, code, traces, SQL, math, tool schemas. The script and
+ * language are detected for the facets and the language rule (`LanguageRule.ts`) but are not features: the task
+ * decides the family in any language. Line counts, question marks and short lengths only feed the rules (`structure`): in the corpus they mark a
  * dataset's layout, not a task. Training and inference share this one function, so they cannot drift apart.
  */
 import { intentClasses } from "./IntentLexicon.js"
@@ -57,12 +58,22 @@ const hasDigit = (word: string): boolean => {
 export const wordsOf = (lower: string): Array<string> =>
   (lower.replace(UNSPACED, " ").match(WORD) ?? []).map((word) => (hasDigit(word) ? "#" : word))
 
+/** Hiragana: in Japanese mostly endings and particles ("ください", "です"), which mark the language, not the task. */
+const isHiragana = (char: string): boolean => char >= "\u3041" && char <= "\u309f"
+
+/**
+ * Characters and character pairs of unspaced scripts, leaving out a hiragana character and a pair of two: they say
+ * a prompt is Japanese, which the language rule reads elsewhere, and would otherwise pull every Japanese prompt
+ * toward the tasks the Japanese training rows happen to have. Words written in hiragana still count through the
+ * intent classes ("なぞなぞ").
+ */
 const unspacedPairs = (lower: string, into: Set<string>) => {
   for (const run of lower.match(UNSPACED) ?? []) {
     const chars = [...run]
     chars.forEach((char, index) => {
-      into.add(`c:${char}`)
-      if (index + 1 < chars.length) into.add(`c:${char}${chars[index + 1]}`)
+      if (!isHiragana(char)) into.add(`c:${char}`)
+      const next = chars[index + 1]
+      if (next !== undefined && !(isHiragana(char) && isHiragana(next))) into.add(`c:${char}${next}`)
     })
   }
 }
@@ -88,14 +99,6 @@ const leadSignals = (words: ReadonlyArray<string>, into: Set<string>) => {
   if (verb !== undefined) into.add(`s:verb:${verb}`)
 }
 
-const languageFeatures = (language: LanguageSignals, into: Set<string>) => {
-  if (language.script !== null) into.add(`s:script:${language.script}`)
-  if (language.latinLanguage !== null) {
-    into.add(language.latinDominant ? `s:lang:${language.latinLanguage}` : "s:lang:mixed")
-  }
-  if (language.nonEnglish >= 0.5) into.add("s:non_english")
-}
-
 /** All features of a prompt. */
 export const promptFeatures = (prompt: PromptText): PromptFeatures => {
   const lower = prompt.text.normalize("NFKC").toLowerCase()
@@ -119,6 +122,5 @@ export const promptFeatures = (prompt: PromptText): PromptFeatures => {
   const structure = new Set(structureSignals(prompt.text))
   for (const name of structure) if (!LAYOUT.test(name)) signals.add(`s:${name}`)
   const language = languageSignals(prompt.text, words)
-  languageFeatures(language, signals)
   return { lexical: [...lexical], signals: [...signals], language, words, structure, requestText }
 }

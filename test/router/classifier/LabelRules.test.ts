@@ -1,7 +1,8 @@
 /**
  * The label rules the classifier's answers meet (docs/decisions.md, Router): the difficulty label is the most
  * probable label (never one with the lowest probability), the score ranking reads stays inside that label's band,
- * and `low_confidence` is also true, under any policy, when the most probable family is under 45%.
+ * and a most probable family under 45% is noted in the reason under any policy, never in `low_confidence`
+ * (decisions.md, Router: `low_confidence` is `domain_skills`'s rule alone).
  */
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
@@ -58,18 +59,26 @@ describe("difficulty label", () => {
   })
 })
 
-describe("low_confidence from the family", () => {
-  it("is true under any policy when the most probable family is under the bar, and says so in the reason", () => {
-    for (const policy of ["balanced", "cost_efficient", "capability_heavy", "domain_skills"] as const) {
+describe("an uncertain family", () => {
+  for (const policy of ["balanced", "cost_efficient", "capability_heavy", "domain_skills"] as const) {
+    it(`${policy}: is noted in the reason and leaves low_confidence to the top task type`, () => {
       const unsure = rank(fixtureInput({ policy, familyConfidence: { family: "coding", probability: 0.3 } }))
       assert.strictEqual(unsure._tag, "Ranked")
       if (unsure._tag !== "Ranked") return
-      assert.isTrue(unsure.lowConfidence, policy)
-      assert.include(unsure.reason, "low confidence: the most probable family, coding, has probability 30%")
+      assert.isFalse(unsure.lowConfidence, "the top task type has probability 1")
+      assert.include(unsure.reason, "uncertain classification: the most probable family, coding, has probability 30%")
       const sure = rank(fixtureInput({ policy, familyConfidence: { family: "coding", probability: FAMILY_LOW_CONFIDENCE_BELOW } }))
-      assert.isTrue(sure._tag === "Ranked" && !sure.lowConfidence, policy)
-      const fixed = rank(fixtureInput({ policy }))
-      assert.isTrue(fixed._tag === "Ranked" && !fixed.lowConfidence, policy)
-    }
-  })
+      assert.isTrue(sure._tag === "Ranked" && !sure.lowConfidence && !sure.reason.includes("uncertain"), policy)
+      const typeUnsure = rank(fixtureInput({
+        policy,
+        taskDistribution: [
+          { taskType: "coding.gen", probability: 0.35 },
+          { taskType: "coding.review", probability: 0.33 },
+          { taskType: "math.solve", probability: 0.32 }
+        ],
+        familyConfidence: { family: "coding", probability: 0.3 }
+      }))
+      assert.isTrue(typeUnsure._tag === "Ranked" && typeUnsure.lowConfidence === (policy === "domain_skills"), policy)
+    })
+  }
 })

@@ -49,7 +49,24 @@ describe("features", () => {
     const features = promptFeatures(promptTextOfTask("请帮我 2024"))
     assert.include(features.lexical, "w:#")
     assert.include(features.lexical, "c:请帮")
-    assert.include(features.signals, "s:script:han")
+    assert.strictEqual(features.language.script, "han")
+  })
+
+  it("the language is detected but is not a feature: the task decides the family in any language", () => {
+    for (const text of ["请帮我写一个函数", "Pythonでスクリプトを書いてください", "Écris une fonction qui trie une liste"]) {
+      const features = promptFeatures(promptTextOfTask(text))
+      assert.isAbove(features.language.nonEnglish, 0.5, text)
+      assert.isFalse(features.signals.some((name) => /^s:(script|lang|non_english)/.test(name)), text)
+    }
+  })
+
+  it("Japanese endings and particles (hiragana alone, or two together) are not features; kanji and katakana are", () => {
+    const features = promptFeatures(promptTextOfTask("スクリプトを書いてください"))
+    assert.include(features.lexical, "c:ス")
+    assert.include(features.lexical, "c:書い")
+    assert.notInclude(features.lexical, "c:さ")
+    assert.notInclude(features.lexical, "c:くだ")
+    assert.notInclude(features.lexical, "c:ださ")
   })
 })
 

@@ -6,18 +6,19 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { createHash } from "node:crypto"
-import { fitTemperature } from "../../../src/router/classifier/Calibration.js"
-import { buildClassifier } from "../../../src/router/classifier/ClassifierBuild.js"
+import { fitTemperature } from "../../../tools/router/Calibration.js"
+import { buildClassifier } from "../../../tools/router/ClassifierBuild.js"
 import { softmax } from "../../../src/router/classifier/ClassifierModel.js"
-import { evaluate, expectedCalibrationError } from "../../../src/router/classifier/EvalMetrics.js"
+import { evaluate, expectedCalibrationError } from "../../../tools/router/EvalMetrics.js"
 import { classifyState } from "../../../src/router/classifier/PromptClassifier.js"
-import { sampleWeights } from "../../../src/router/classifier/SampleWeights.js"
-import { seededRandom } from "../../../src/router/classifier/SeededRandom.js"
-import { sourceFolds } from "../../../src/router/classifier/SourceFolds.js"
-import { TAXONOMY_PATH } from "../../../src/router/classifier/TrainArguments.js"
-import { type LabelledPrompt, readLabels } from "../../../src/router/classifier/TrainingCorpus.js"
-import { DEFAULT_SETTINGS, type TrainerSettings } from "../../../src/router/classifier/TrainingPipeline.js"
-import { parseWeights, quantize } from "../../../src/router/classifier/WeightsFile.js"
+import { sampleWeights } from "../../../tools/router/SampleWeights.js"
+import { seededRandom } from "../../../tools/router/SeededRandom.js"
+import { sourceFolds } from "../../../tools/router/SourceFolds.js"
+import { TAXONOMY_PATH } from "../../../tools/router/TrainArguments.js"
+import { type LabelledPrompt, readLabels } from "../../../tools/router/TrainingCorpus.js"
+import { DEFAULT_SETTINGS, type TrainerSettings } from "../../../tools/router/TrainingPipeline.js"
+import { parseWeights } from "../../../src/router/classifier/WeightsFile.js"
+import { quantize } from "../../../tools/router/WeightsWriter.js"
 
 const labels = readLabels(TAXONOMY_PATH)
 
@@ -55,7 +56,8 @@ const build = () =>
     labels,
     corpus: syntheticCorpus(),
     seeds: [{ ...row("write me a little poem about spring", "writing.creative", "seed") }],
-    digests: { corpus: "corpus-digest", seeds: "seed-digest", taxonomy: "taxonomy-digest" },
+    written: [{ ...row("how do I deal with stress at work", "general.chat_assistant", "written_chat") }],
+    digests: { corpus: "corpus-digest", seeds: "seed-digest", written: "written-digest", taxonomy: "taxonomy-digest" },
     settings
   })
 

@@ -1,9 +1,9 @@
 /**
  * The evaluation printed as plain-text tables: the headline figures, the family confusion matrix (rows are the
- * true family, columns the predicted one), quality per task type, and the sanity set's results. Percentages keep
- * one decimal; the text is the same for the same figures.
+ * true family, columns the predicted one), quality per family and per task type, accuracy per group (source,
+ * language), and the sanity set's results. Percentages keep one decimal; the text is the same for the same figures.
  */
-import type { ClassifierLabels } from "./ClassifierModel.js"
+import type { ClassifierLabels } from "../../src/router/classifier/ClassifierModel.js"
 import type { EvalReport } from "./EvalMetrics.js"
 
 const percent = (value: number): string => `${(value * 100).toFixed(1)}%`
@@ -65,3 +65,31 @@ export const percentile = (values: ReadonlyArray<number>, share: number): number
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))] ?? NaN
 }
+
+/** Per family, from the confusion matrix: held-out rows, recall (the family's accuracy), precision and F1. */
+export const familyTable = (report: EvalReport, labels: ClassifierLabels): string => {
+  const lines = [`${pad("family", 16)}${padLeft("rows", 7)}${padLeft("accuracy", 10)}${padLeft("prec.", 8)}${padLeft("F1", 7)}`]
+  labels.families.forEach((family, index) => {
+    const rows = report.confusion[index]!.reduce((sum, count) => sum + count, 0)
+    const predicted = report.confusion.reduce((sum, row) => sum + row[index]!, 0)
+    const right = report.confusion[index]![index]!
+    const recall = rows === 0 ? 0 : right / rows
+    const precision = predicted === 0 ? 0 : right / predicted
+    const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall)
+    lines.push(
+      rows === 0
+        ? `${pad(family, 16)}${padLeft("0", 7)}`
+        : `${pad(family, 16)}${padLeft(String(rows), 7)}${padLeft(percent(recall), 10)}${padLeft(percent(precision), 8)}${padLeft(f1.toFixed(2), 7)}`
+    )
+  })
+  return lines.join("\n")
+}
+
+/** Family accuracy per group (a source, a language): `right/rows (percent)`, groups by name. */
+export const groupTable = (title: string, groups: ReadonlyMap<string, readonly [number, number]>): string =>
+  [
+    `${pad(title, 28)}${padLeft("rows", 7)}${padLeft("accuracy", 10)}`,
+    ...[...groups].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([name, [right, rows]]) =>
+      `${pad(name, 28)}${padLeft(String(rows), 7)}${padLeft(percent(right / Math.max(1, rows)), 10)}`
+    )
+  ].join("\n")

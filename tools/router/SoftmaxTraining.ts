@@ -5,7 +5,7 @@
  * visit, so no single word or template phrase can carry a type alone). A row with a family but no task type
  * (SciBench calculus) is trained on the family: its target is the model's own distribution within the family.
  */
-import { linearInto, type SparseVector } from "./ClassifierModel.js"
+import { linearInto, type SparseVector } from "../../src/router/classifier/ClassifierModel.js"
 import { seededRandom, shuffled } from "./SeededRandom.js"
 
 /** One training row: its vector, its target and its weight. */

@@ -10,10 +10,10 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSyn
 import { join, resolve } from "node:path"
 import { buildClassifier } from "./ClassifierBuild.js"
 import { usableRows } from "./CorpusRules.js"
-import { argument, corpusFile, DEFAULT_CORPUS, LICENCES_DIR, SEEDS_PATH, TAXONOMY_PATH } from "./TrainArguments.js"
+import { argument, corpusFile, DEFAULT_CORPUS, LICENCES_DIR, SEEDS_PATH, TAXONOMY_PATH, WRITTEN_PATH } from "./TrainArguments.js"
 import { readLabels, readRows } from "./TrainingCorpus.js"
 import { DEFAULT_SETTINGS } from "./TrainingPipeline.js"
-import { DEFAULT_WEIGHTS_PATH } from "./WeightsFile.js"
+import { DEFAULT_WEIGHTS_PATH } from "../../src/router/classifier/WeightsFile.js"
 
 /** Copies the corpus's licence texts, and its README (the provenance they refer to) as CORPUS-README.md. */
 const copyLicences = (corpus: string): number => {
@@ -35,13 +35,16 @@ const main = () => {
   const labels = readLabels(TAXONOMY_PATH)
   const rows = readRows(corpusFile(corpus), labels)
   const seeds = readRows(SEEDS_PATH, labels, "seed")
+  const written = readRows(WRITTEN_PATH, labels)
   const result = buildClassifier({
     labels,
     corpus: usableRows(rows.rows),
     seeds: seeds.rows,
+    written: written.rows,
     digests: {
       corpus: rows.sha256,
       seeds: seeds.sha256,
+      written: written.sha256,
       taxonomy: createHash("sha256").update(readFileSync(TAXONOMY_PATH)).digest("hex")
     },
     settings: DEFAULT_SETTINGS
@@ -50,7 +53,8 @@ const main = () => {
   const licences = copyLicences(corpus)
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   process.stdout.write(
-    `trained on ${usableRows(rows.rows).length} of ${rows.rows.length} corpus rows and ${seeds.rows.length} seeds in ${seconds} s: ` +
+    `trained on ${usableRows(rows.rows).length} of ${rows.rows.length} corpus rows, ${written.rows.length} written rows and ` +
+      `${seeds.rows.length} seeds in ${seconds} s: ` +
       `${result.model.featureRows.size} features, temperature ${result.model.temperature.toFixed(3)}\n` +
       `wrote ${out} (sha256 ${createHash("sha256").update(result.json).digest("hex")}); ` +
       `${licences} licence files in ${LICENCES_DIR}\n`

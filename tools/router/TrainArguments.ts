@@ -5,13 +5,25 @@
  */
 import { statSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { projectRoot, shippedFile } from "../../config/ProjectRoot.js"
+import { projectRoot, shippedFile } from "../../src/config/ProjectRoot.js"
 
 /** The corpus folder used when `--corpus` is not given. */
 export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "router-train")
 
 /** The hand-written seed prompts, trained on with the corpus. */
 export const SEEDS_PATH = shippedFile("data", "router-classifier-seeds.jsonl")
+
+/** Conversational prompts written for this project (source `written_chat`), trained on as a corpus source. */
+export const WRITTEN_PATH = shippedFile("data", "router-classifier-written.jsonl")
+
+/** Held-out prompts written for this project in the style of real users' requests (English and Japanese), never trained on. */
+export const HOLDOUT_PATH = shippedFile("data", "router-classifier-holdout.jsonl")
+
+/** A second held-out set, written before the last rounds of changes and never used to judge them. */
+export const HOLDOUT_2_PATH = shippedFile("data", "router-classifier-holdout-2.jsonl")
+
+/** A third held-out set, written after the last change to the training data and read once, to estimate. */
+export const HOLDOUT_3_PATH = shippedFile("data", "router-classifier-holdout-3.jsonl")
 
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")

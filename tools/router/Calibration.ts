@@ -4,7 +4,7 @@
  * probabilities the router shows are as confident as the classifier is on prompts in a style it never saw. The
  * search is a golden-section search over ln T in [ln 0.25, ln 8], a fixed number of steps (deterministic).
  */
-import { softmax } from "./ClassifierModel.js"
+import { softmax } from "../../src/router/classifier/ClassifierModel.js"
 
 /** One held-out prediction: the task-type logits and the index of the true family. */
 export interface HeldOutPrediction {

@@ -4,12 +4,14 @@
  * MAX_FEATURES feature rows with the largest weights. `heldOutLogits` runs the by-source cross-validation: each
  * fold's rows are predicted by a model trained without the fold's sources. The final model trains on every row.
  */
-import type { ClassifierLabels, ClassifierModel } from "./ClassifierModel.js"
-import { mixedPrior, trainDifficulty, type DifficultyExample } from "./DifficultyModel.js"
+import type { ClassifierLabels, ClassifierModel } from "../../src/router/classifier/ClassifierModel.js"
+import { mixedPrior } from "../../src/router/classifier/DifficultyModel.js"
+import { type DifficultyExample, trainDifficulty } from "./DifficultyTraining.js"
 import { type EncodedCorpus, encodeRows, rowVector, selectVocabulary, type VocabularyRule } from "./FeatureEncoding.js"
 import { sampleWeights } from "./SampleWeights.js"
 import { type SoftmaxOptions, type TrainingExample, trainSoftmax } from "./SoftmaxTraining.js"
-import { linearInto } from "./ClassifierModel.js"
+import { linearInto } from "../../src/router/classifier/ClassifierModel.js"
+import { trainingLabel } from "../../src/router/classifier/LanguageRule.js"
 import { sourceFolds } from "./SourceFolds.js"
 import type { LabelledPrompt } from "./TrainingCorpus.js"
 
@@ -38,14 +40,19 @@ export interface PreparedCorpus {
   readonly targets: Int32Array
 }
 
-/** Encodes and weights the rows. */
+/** The index of the family a row is trained as (its own, or `general` for a general request in another language). */
+export const trainingFamily = (labels: ClassifierLabels, row: LabelledPrompt): number =>
+  labels.families.indexOf(trainingLabel(row).family)
+
+/** Encodes and weights the rows, each with its training label (`LanguageRule.trainingLabel`). */
 export const prepareCorpus = (labels: ClassifierLabels, rows: ReadonlyArray<LabelledPrompt>): PreparedCorpus => {
   const familyOf = Int32Array.from(labels.taskTypes, (type) => labels.families.indexOf(type.family))
-  const targets = Int32Array.from(rows, (row) =>
+  const trained = rows.map((row) => ({ ...row, ...trainingLabel(row) }))
+  const targets = Int32Array.from(trained, (row) =>
     row.taskType === null
       ? -1 - labels.families.indexOf(row.family)
       : labels.taskTypes.findIndex((type) => type.id === row.taskType))
-  return { labels, rows, encoded: encodeRows(rows.map((row) => row.text)), weights: sampleWeights(rows), familyOf, targets }
+  return { labels, rows, encoded: encodeRows(rows.map((row) => row.text)), weights: sampleWeights(trained), familyOf, targets }
 }
 
 const DIFFICULTY_INDEX: ReadonlyMap<string, number> = new Map([["easy", 0], ["medium", 1], ["hard", 2]])

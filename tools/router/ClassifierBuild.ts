@@ -4,19 +4,28 @@
  * inputs give the same bytes, which `npm run router:train` relies on and the tests check on a tiny corpus.
  */
 import { fitTemperature, type HeldOutPrediction } from "./Calibration.js"
-import type { ClassifierLabels, ClassifierModel } from "./ClassifierModel.js"
+import type { ClassifierLabels, ClassifierModel } from "../../src/router/classifier/ClassifierModel.js"
 import { EXCLUSION_RULES } from "./CorpusRules.js"
-import { MAX_SEED_WEIGHT, MAX_WEIGHT, SEED_SHARE, TYPE_CAP } from "./SampleWeights.js"
+import { HAND_WRITTEN_SOURCES, MAX_SEED_WEIGHT, MAX_WEIGHT, SEED_SHARE, TYPE_CAP } from "./SampleWeights.js"
 import type { LabelledPrompt } from "./TrainingCorpus.js"
-import { heldOutLogits, prepareCorpus, type PreparedCorpus, type TrainerSettings, trainOn } from "./TrainingPipeline.js"
-import { weightsJson } from "./WeightsFile.js"
+import {
+  heldOutLogits,
+  prepareCorpus,
+  type PreparedCorpus,
+  type TrainerSettings,
+  trainingFamily,
+  trainOn
+} from "./TrainingPipeline.js"
+import { weightsJson } from "./WeightsWriter.js"
 
 /** What a training reads, with the digests recorded as provenance. */
 export interface BuildInput {
   readonly labels: ClassifierLabels
   readonly corpus: ReadonlyArray<LabelledPrompt>
   readonly seeds: ReadonlyArray<LabelledPrompt>
-  readonly digests: { readonly corpus: string; readonly seeds: string; readonly taxonomy: string }
+  /** The conversational prompts written for this project, under their own source (in the folds like a corpus source). */
+  readonly written: ReadonlyArray<LabelledPrompt>
+  readonly digests: { readonly corpus: string; readonly seeds: string; readonly written: string; readonly taxonomy: string }
   readonly settings: TrainerSettings
 }
 
@@ -49,10 +58,24 @@ const provenance = (input: BuildInput, folds: ReadonlyMap<string, number>, tempe
     rows: input.seeds.length,
     origin: "hand-written for this project"
   },
+  written: {
+    file: "data/router-classifier-written.jsonl",
+    sha256: input.digests.written,
+    rows: input.written.length,
+    rows_by_source: countBy(input.written, (row) => row.source),
+    origin: "hand-written for this project: conversational requests in several languages, some with pasted code, logs or HTML"
+  },
+  language_rule: "multilingual.non_english_assistant rows train as general; at inference P(not English) of the general mass moves to it (src/router/classifier/LanguageRule.ts)",
   taxonomy: { file: "data/task-types.json", sha256: input.digests.taxonomy },
   settings: {
     ...input.settings,
-    sample_weights: { type_cap: TYPE_CAP, seed_share: SEED_SHARE, max_weight: MAX_WEIGHT, max_seed_weight: MAX_SEED_WEIGHT }
+    sample_weights: {
+      type_cap: TYPE_CAP,
+      hand_written_share: SEED_SHARE,
+      hand_written_sources: [...HAND_WRITTEN_SOURCES],
+      max_weight: MAX_WEIGHT,
+      max_seed_weight: MAX_SEED_WEIGHT
+    }
   },
   calibration: {
     temperature: Number(temperature.toPrecision(9)),
@@ -65,11 +88,11 @@ const provenance = (input: BuildInput, folds: ReadonlyMap<string, number>, tempe
 
 /** Trains, calibrates and serializes a classifier. */
 export const buildClassifier = (input: BuildInput): BuildResult => {
-  const data = prepareCorpus(input.labels, [...input.corpus, ...input.seeds])
+  const data = prepareCorpus(input.labels, [...input.corpus, ...input.written, ...input.seeds])
   const { folds, logits } = heldOutLogits(data, input.settings)
   const predictions: Array<HeldOutPrediction> = []
   logits.forEach((row, index) => {
-    if (row !== null) predictions.push({ logits: row, family: input.labels.families.indexOf(data.rows[index]!.family) })
+    if (row !== null) predictions.push({ logits: row, family: trainingFamily(input.labels, data.rows[index]!) })
   })
   const temperature = fitTemperature(predictions, data.familyOf, input.labels.families.length)
   const model = { ...trainOn(data, data.rows.map((_, index) => index), input.settings), temperature }

@@ -3,8 +3,8 @@
  * time to classify a 4 KB prompt (4,096 characters cut from real corpus prompts, each classified fresh, so no cache
  * helps), after a warm-up, reported as the 50th and 99th percentiles.
  */
-import { classifyState } from "./PromptClassifier.js"
-import { readWeights } from "./WeightsFile.js"
+import { classifyState } from "../../src/router/classifier/PromptClassifier.js"
+import { readWeights } from "../../src/router/classifier/WeightsFile.js"
 import { percentile } from "./EvalReport.js"
 
 /** Characters of a timed prompt. */

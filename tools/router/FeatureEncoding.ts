@@ -4,10 +4,10 @@
  * its difficulty signals. Each fold of the cross-validation then keeps the part of the dictionary its own training
  * rows support (`selectVocabulary`), so a held-out source never shapes the features it is judged with.
  */
-import { SIGNAL_VALUE, type SparseVector } from "./ClassifierModel.js"
-import { difficultySignals } from "./DifficultySignals.js"
-import { promptTextOfTask } from "./PromptText.js"
-import { promptFeatures } from "./TextFeatures.js"
+import { SIGNAL_VALUE, type SparseVector } from "../../src/router/classifier/ClassifierModel.js"
+import { difficultySignals } from "../../src/router/classifier/DifficultySignals.js"
+import { promptTextOfTask } from "../../src/router/classifier/PromptText.js"
+import { promptFeatures } from "../../src/router/classifier/TextFeatures.js"
 
 /** One encoded row. */
 export interface EncodedRow {
@@ -16,6 +16,8 @@ export interface EncodedRow {
   /** Lexical features of the prompt, known or not (the normalization counts them all, as inference does). */
   readonly lexicalCount: number
   readonly difficulty: Float64Array
+  /** P(not English) of the language detector, for the language rule (`LanguageRule.ts`). */
+  readonly nonEnglish: number
 }
 
 /** The dictionary and the encoded rows. */
@@ -44,7 +46,8 @@ export const encodeRows = (texts: ReadonlyArray<string>): EncodedCorpus => {
       lexical: Int32Array.from(features.lexical, intern),
       signals: Int32Array.from(features.signals, intern),
       lexicalCount: features.lexical.length,
-      difficulty: difficultySignals(features, prompt.totalChars)
+      difficulty: difficultySignals(features, prompt.totalChars),
+      nonEnglish: features.language.nonEnglish
     }
   })
   return { names, rows }

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import type { ClassifierLabels } from "./ClassifierModel.js"
+import type { ClassifierLabels } from "../../src/router/classifier/ClassifierModel.js"
 
 /** One difficulty label of the corpus. */
 export type CorpusDifficulty = "easy" | "medium" | "hard"
@@ -19,6 +19,8 @@ export interface LabelledPrompt {
   readonly taskType: string | null
   readonly difficulty: CorpusDifficulty | null
   readonly source: string
+  /** The prompt's language code, when the file gives one (reports only). */
+  readonly lang?: string | undefined
 }
 
 /** A read data file: its rows and the SHA-256 of its bytes (for the weights' provenance). */
@@ -62,7 +64,8 @@ const parseRow = (line: string, where: string, labels: ClassifierLabels, source:
     family,
     taskType: taskType as string | null,
     difficulty: difficulty as CorpusDifficulty | null,
-    source: rowSource
+    source: rowSource,
+    ...(typeof row["lang"] === "string" ? { lang: row["lang"] } : {})
   }
 }
 
