@@ -11,7 +11,10 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --ignore-scripts
+# `npm install` with the lockfile in place installs the locked versions. `npm ci` would refuse this lockfile: it wants
+# an entry for every optional dependency of every platform, and one of vite's Windows-only ones
+# (napi-windows-process-start-time) is not in the registry.
+RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY schema ./schema
@@ -25,7 +28,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/var/lib/arbiter
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+RUN npm install --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY data ./data

@@ -150,6 +150,8 @@ const withDataDir = async (use) => {
 const onEmbedded = (tree, env) =>
   withDataDir(async (dataDir) => {
     const service = await start(tree, { ...env, DATA_DIR: dataDir, WORKERS: "1" })
+    // The shipped template must be readable by the image's user, or every first start runs initdb instead.
+    check(!service.output().includes("could not copy the template"), `the template was not copied:\n${service.output()}`)
     const { secret } = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8"))
     await exercise(service, secret)
   })

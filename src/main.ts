@@ -1,6 +1,6 @@
 /** Starts the server with the settings of the environment: one process, or `WORKERS` of them (Workers.ts). */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Layer, Logger } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, Runtime } from "effect"
 import { AppConfig } from "./config/AppConfig.js"
 import { ServerLive } from "./Server.js"
 import { runWorkers } from "./Workers.js"
@@ -14,4 +14,11 @@ const program = Layer.launch(ServerLive.pipe(Layer.provide(AppConfig.layer))).pi
   Effect.provideService(Logger.CurrentLoggers, new Set([Logger.consoleLogFmt]))
 )
 
-runWorkers(() => NodeRuntime.runMain(program, { disableErrorReporting: true }))
+/**
+ * A stop by SIGTERM or SIGINT (the program interrupted, nothing else) is the server's normal end: exit code 0, which
+ * process supervisors and container platforms read as a clean stop. Anything else exits as Effect's default says.
+ */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+runWorkers(() => NodeRuntime.runMain(program, { disableErrorReporting: true, teardown }))

@@ -94,6 +94,19 @@ const removeAbandonedBuilds = (template: string): void => {
 }
 
 /**
+ * Lets every user read a folder tree: the template ships with the service and is copied by whichever user runs it (a
+ * container's own user is not the one that built it), while each copy gets the owner's modes alone (`copyTree`).
+ */
+const readableByAll = (dir: string): void => {
+  chmodSync(dir, 0o755)
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) readableByAll(path)
+    else chmodSync(path, 0o644)
+  }
+}
+
+/**
  * Makes the template in `template` unless a current one is there: initdb in a side folder, a clean close, the stamp,
  * then a rename into place. Returns whether it was written.
  */
@@ -107,6 +120,7 @@ export const writeTemplate = async (template: string = templateDir): Promise<"cu
   try {
     const db = await openPglite(join(building, "pgdata"))
     await db.close()
+    readableByAll(join(building, "pgdata"))
     writeFileSync(join(building, StampFile), `${JSON.stringify({ pglite: identity })}\n`)
     rmSync(template, { recursive: true, force: true })
     renameSync(building, template)
