@@ -5,7 +5,7 @@
  * fails before any call occurred. Each upstream failure maps to its code.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { call, codeOf } from "../support/Api.js"
 import { FakeUpstream, type UpstreamReply } from "../support/FakeUpstream.js"
@@ -30,9 +30,15 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
       const upstream = yield* FakeUpstream
       const organization = yield* seedOrganization({ billing: true })
       yield* grantCredit(organization.organizationId, 50_000)
-      yield* upstream.setLatency(400)
+      // The upstream holds the call: once it has arrived the run was admitted and is waiting on the model, however
+      // slow the machine (no wall-clock margin).
+      yield* upstream.hold
+      const calledBefore = (yield* upstream.requests).length
       const fiber = yield* Effect.forkChild(postRun(organization.secret, oneQuestion()))
-      yield* Effect.sleep("250 millis")
+      yield* upstream.requests.pipe(
+        Effect.filterOrFail((requests) => requests.length > calledBefore),
+        Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo({ duration: "30 seconds" })))
+      )
       const sql = yield* SqlClient.SqlClient
       const [during] = yield* sql<{ state: string; held: boolean; reserved: number; quota: number }>`
         SELECT r.state, r.held,
@@ -44,8 +50,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
       assert.strictEqual(billing.json().reserved_micros, 20_000, "GET /v1/billing shows the hold")
       const quota = yield* call("GET", "/v1/quota", { secret: organization.secret })
       assert.strictEqual(quota.json().spend_reserved_micros, 20_000, "GET /v1/quota shows the hold")
+      yield* upstream.release
       const response = yield* Fiber.join(fiber)
-      yield* upstream.setLatency(0)
       assert.strictEqual(response.status, 200)
       const [after] = yield* stored(organization.organizationId)
       assert.strictEqual(after!.state, "completed")
