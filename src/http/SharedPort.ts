@@ -31,7 +31,7 @@ const SharedPortEnv = "ARBITER_SHARED_PORT"
 const ListenersPerProcess = 64
 
 /** The kernel's queue of connections not accepted yet, per socket (capped by net.core.somaxconn). */
-export const ListenBacklog = 4_096
+const ListenBacklog = 4_096
 
 /** Whether the platform spreads connections over `reusePort` sockets (Linux 3.9 and later). */
 const reusePortWorks = process.platform === "linux"
@@ -114,7 +114,6 @@ export const acceptOn = async (
   address: SharedAddress,
   count = ListenersPerProcess
 ): Promise<Accepting> => {
-  const reusePort = reusePortWorks
   const others: Array<net.Server> = []
   let open = 0
   let drained: (() => void) | undefined
@@ -130,12 +129,12 @@ export const acceptOn = async (
     if (server.listening) server.close()
   }
   try {
-    const bound = await listenOnce(server, { host: address.host, port: address.port, reusePort })
-    for (let index = 1; reusePort && index < count; index++) {
+    const bound = await listenOnce(server, { host: address.host, port: address.port, reusePort: reusePortWorks })
+    for (let index = 1; reusePortWorks && index < count; index++) {
       // As node:http's own server does: no Nagle delay on the connections it accepts.
       const other = net.createServer({ noDelay: true }, (socket) => server.emit("connection", socket))
       others.push(other)
-      await listenOnce(other, { host: bound.host, port: bound.port, reusePort })
+      await listenOnce(other, { host: bound.host, port: bound.port, reusePort: true })
       other.on("error", (error) => console.error(`accepting connections failed: ${error.message}`))
     }
     const stop: StopAccepting = (callback) => {
