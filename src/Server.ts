@@ -4,11 +4,11 @@
  * need (the migrated database) is built before the server listens, and every route is registered on the router
  * (Boundary.ts) before the server serves it.
  */
-import { Effect, Layer, Logger, References } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../schema/Api.js"
 import { AppConfig } from "./config/AppConfig.js"
-import { DatabaseLive } from "./db/Sql.js"
+import { DatabaseAsConfigured } from "./db/Sql.js"
 import { AuthenticationLive } from "./auth/Authenticate.js"
 import { HealthHttp } from "./health/HealthHttp.js"
 import { KeysHttp } from "./keys/KeysHttp.js"
@@ -26,6 +26,8 @@ import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
 import { docsLayer } from "./http/Docs.js"
 import { listen } from "./http/Listen.js"
+import { SchemaGate } from "./http/SchemaGate.js"
+import { LifecycleLive } from "./health/Lifecycle.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
 
@@ -58,7 +60,9 @@ export const HttpLive = (options: {
     Layer.provide(options.bootstrap ? BootstrapLive : Layer.empty),
     Layer.provide(SweeperLive),
     Layer.provide(PlannerStatisticsLive),
-    Layer.provideMerge(ServicesLive)
+    Layer.provideMerge(ServicesLive),
+    // One lifecycle for the listener's drain, readiness and the ledger's settlement at stop.
+    Layer.provideMerge(LifecycleLive)
   )
 
 /** Log lines in the configured format, at the configured level. */
@@ -72,11 +76,23 @@ export const LoggingLive = Layer.unwrap(
     ))
 )
 
-/** The whole server as configured: database (migrated), telemetry and logging included. */
+/** The last line of a server stopped by SIGTERM or SIGINT, once everything else has closed. */
+const StoppedLog = Layer.effectDiscard(
+  Effect.addFinalizer((exit) =>
+    Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.logInfo("shutdown: stopped") : Effect.void
+  )
+)
+
+/**
+ * The whole server as configured: database (migrated unless `MIGRATIONS=off`; then, until the schema is current, the
+ * schema gate answers in its place, SchemaGate.ts), telemetry and logging included.
+ */
 export const ServerLive = Layer.unwrap(
   Effect.map(AppConfig, (config) => HttpLive({ host: config.host, port: config.port, bootstrap: true }))
 ).pipe(
-  Layer.provide(DatabaseLive),
+  Layer.provide(SchemaGate),
+  Layer.provide(DatabaseAsConfigured),
+  Layer.provide(StoppedLog),
   Layer.provide(TelemetryLive),
   Layer.provide(LoggingLive)
 )

@@ -17,6 +17,7 @@ import { optionWords, takeLogLevel } from "./cli/CommandLine.js"
 import { boolean, type CliOption, flagsOf, integer, optionalText, specsOf, text } from "./cli/Options.js"
 import { type CliOutput, colourConsole } from "./cli/Output.js"
 import { AppConfig } from "./config/AppConfig.js"
+import { exitOnSettingsProblems, settingsProblems } from "./config/SettingsCheck.js"
 import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { driverCause } from "./db/SqlErrors.js"
 import type { SqlError } from "effect/sql/SqlError"
@@ -74,8 +75,17 @@ const group = <const Children extends ReadonlyArray<CliCommand>>(commandName: st
   spec: { name: commandName, description, options: [], subcommands: children.map((child) => child.spec) }
 })
 
+/** The server's own requirements of the settings (settingsProblems), refused before anything is opened. */
+const checkServing = Effect.suspend(() => {
+  const problems = settingsProblems({ serving: true })
+  return problems.length === 0 ? Effect.void : Effect.fail(new SettingsRefused({ message: problems.join("\n") }))
+})
+
+/** Settings the server cannot start with: one line per problem. */
+class SettingsRefused extends Data.TaggedError("SettingsRefused")<{ readonly message: string }> {}
+
 const serve = leaf("serve", "Run the HTTP server (the same as npm start).", {}, () =>
-  Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive)).pipe(
+  Effect.andThen(checkServing, Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive))).pipe(
     // The server logs as `npm start` does (LOG_FORMAT, on stdout).
     Effect.provideService(Logger.CurrentLoggers, new Set([Logger.defaultLogger]))
   ))
@@ -85,15 +95,19 @@ const migrateCommand = leaf("migrate", "Apply the migrations not yet applied and
     Effect.flatMap((applied) => printJson({ applied: applied.map(([id, name]) => ({ id, name })) }))
   ))
 
-/** Runs a command's effect on the services over the CLI's database (migrated) and prints its result. */
+/**
+ * Runs a command's effect on the services over the CLI's database (migrated first, unless `MIGRATIONS=off` leaves
+ * that to `migrate` alone) and prints its result.
+ */
 const withServices = <A, E>(
   effect: Effect.Effect<A, E, Organizations | Keys | CreditStore | BillingRepo | OrganizationsRepo | QuotaLedger>
 ) =>
-  Effect.flatMap(CliDatabase, (database) =>
-    Effect.flatMap(
-      Effect.provide(effect, DirectoryLive.pipe(Layer.provide(MigrateOnStart), Layer.provide(database))),
-      printJson
-    ))
+  Effect.gen(function*() {
+    const database = yield* CliDatabase
+    const { migrations } = yield* AppConfig
+    const services = migrations === "auto" ? DirectoryLive.pipe(Layer.provide(MigrateOnStart)) : DirectoryLive
+    return yield* printJson(yield* Effect.provide(effect, services.pipe(Layer.provide(database))))
+  })
 
 const org = text("org", "organization id")
 const user = text("user", "user id")
@@ -391,6 +405,8 @@ const invokedAsProgram = (() => {
 })()
 
 if (invokedAsProgram) {
+  // Every setting is checked before a command connects or migrates: a wrong one stops it here, one line each.
+  exitOnSettingsProblems({ serving: false })
   const program = runCli(process.argv.slice(2), {
     stdoutIsTerminal: process.stdout.isTTY === true,
     stderrIsTerminal: process.stderr.isTTY === true,

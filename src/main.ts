@@ -2,6 +2,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Logger, Runtime } from "effect"
 import { AppConfig } from "./config/AppConfig.js"
+import { exitOnSettingsProblems } from "./config/SettingsCheck.js"
 import { ServerLive } from "./Server.js"
 import { runWorkers } from "./Workers.js"
 
@@ -21,4 +22,6 @@ const program = Layer.launch(ServerLive.pipe(Layer.provide(AppConfig.layer))).pi
 const teardown: Runtime.Teardown = (exit, onExit) =>
   Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
 
+// Every setting is checked before any process starts, connects or migrates: a wrong one stops the start here.
+exitOnSettingsProblems({ serving: true })
 runWorkers(() => NodeRuntime.runMain(program, { disableErrorReporting: true, teardown }))

@@ -2,7 +2,7 @@
  * Every setting of the service, read once from the environment with effect/Config. README.md lists each with its
  * default and meaning; keep the two in step.
  */
-import { Config, Context, Effect, Layer, type LogLevel, Option, type Redacted, Schema, SchemaIssue } from "effect"
+import { Config, Context, Effect, Layer, type LogLevel, Option, Redacted, Schema, SchemaIssue } from "effect"
 import { shippedFile } from "./ProjectRoot.js"
 
 /** The service's settings. */
@@ -55,6 +55,12 @@ export interface Settings {
   readonly stripeWebhookSecret: Option.Option<Redacted.Redacted>
   readonly stripeApiUrl: Option.Option<string>
   readonly localBillingSigningKey: Option.Option<Redacted.Redacted>
+  /** Whether the service applies migrations at start (`auto`) or leaves them to `arbiter migrate` (`off`). */
+  readonly migrations: "auto" | "off"
+  /** How long the listener keeps serving after SIGTERM with `/readyz` at 503, in ms (`SHUTDOWN_DRAIN_MS`). */
+  readonly shutdownDrainMs: number
+  /** How long in-flight requests may take to finish and settle once the listener stops accepting, in ms. */
+  readonly shutdownTimeoutMs: number
 }
 
 /** A data file shipped with the service (`data/`), wherever the service is installed. */
@@ -86,10 +92,22 @@ export const logLevelNamed = (name: string): Option.Option<LogLevel.LogLevel> =>
 const invalid = (value: unknown, message: string) =>
   Effect.fail(new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message }, value))))
 
-/** `config` checked by `validation`, refused with `message` when it does not hold. */
-const validate = <A>(options: { readonly message: string; readonly validation: (value: A) => boolean }) =>
-(config: Config.Config<A>): Config.Config<A> =>
-  Config.mapEffect(config, (value) => options.validation(value) ? Effect.succeed(value) : invalid(value, options.message))
+/**
+ * What each setting with a rule of its own must be, by name ("PORT" -> "must be ..."): the rule's message without
+ * the name, shown also when the value does not even parse (SettingsCheck.ts).
+ */
+export const SettingRequirements = new Map<string, string>([
+  ["PORT", "must be a port number, 1 to 65535"],
+  ["METRICS_PORT", "must be a port number, 1 to 65535"]
+])
+
+/** `config` checked by `validation`, refused with `message` (which starts with the setting's name) when it does not hold. */
+const validate = <A>(options: { readonly message: string; readonly validation: (value: A) => boolean }) => {
+  const named = /^([A-Z][A-Z0-9_]*) (must .*)$/.exec(options.message)
+  if (named !== null) SettingRequirements.set(named[1]!, named[2]!)
+  return (config: Config.Config<A>): Config.Config<A> =>
+    Config.mapEffect(config, (value) => options.validation(value) ? Effect.succeed(value) : invalid(value, options.message))
+}
 
 const logLevelSetting = (name: string) =>
   Config.mapEffect(Config.String(name), (value) =>
@@ -110,11 +128,43 @@ const portConfig = Config.Port("PORT").pipe(Config.withDefault(8080))
 /** Where the API listens (`HOST`, `PORT`): also read by the primary of `WORKERS` processes, which binds it for them. */
 export const ListenAddressConfig = Config.all({ host: hostConfig, port: portConfig })
 
-/** The Config description of every setting, with its default. */
-export const SettingsConfig: Config.Config<Settings> = Config.all({
+/**
+ * Whether `url` names a PostgreSQL database the `pg` driver can reach: `postgres:` or `postgresql:` with a host (or a
+ * `host` parameter, for a Unix socket's folder).
+ */
+export const isPostgresUrl = (url: string): boolean => {
+  if (!URL.canParse(url)) return false
+  const parsed = new URL(url)
+  return (parsed.protocol === "postgres:" || parsed.protocol === "postgresql:") &&
+    (parsed.hostname !== "" || parsed.searchParams.has("host"))
+}
+
+/** `DATABASE_URL`, empty taken as unset (the embedded database), else a PostgreSQL URL. */
+const databaseUrlConfig = Config.option(Config.Redacted("DATABASE_URL")).pipe(
+  Config.map(Option.filter((url) => Redacted.value(url) !== "")),
+  validate({
+    message: "DATABASE_URL must be postgres://USER:PASSWORD@HOST:PORT/DATABASE, or unset for the embedded database",
+    validation: Option.match({ onNone: () => true, onSome: (url) => isPostgresUrl(Redacted.value(url)) })
+  })
+)
+
+/**
+ * `SHUTDOWN_DRAIN_MS`: by default 5 s with PostgreSQL (a deployment, behind a load balancer that needs the time to
+ * see `/readyz` fail), none on the embedded database (a development install: a stop or a reload is immediate).
+ */
+const shutdownDrainConfig = Config.all({
+  url: Config.option(Config.String("DATABASE_URL")),
+  given: Config.option(Config.Int("SHUTDOWN_DRAIN_MS"))
+}).pipe(
+  Config.map(({ given, url }) => Option.getOrElse(given, () => Option.isSome(url) && url.value !== "" ? 5_000 : 0)),
+  validate({ message: "SHUTDOWN_DRAIN_MS must be 0 to 600000 (ms)", validation: (n) => n >= 0 && n <= 600_000 })
+)
+
+/** Each setting's Config, with its default; checked one by one before the service starts (SettingsCheck.ts). */
+export const SettingFields = {
   host: hostConfig,
   port: portConfig,
-  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  databaseUrl: databaseUrlConfig,
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   databasePoolSize: Config.Int("DATABASE_POOL_SIZE").pipe(
     Config.withDefault(10),
@@ -192,26 +242,47 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   stripeSecretKey: Config.option(Config.Redacted("STRIPE_SECRET_KEY")),
   stripeWebhookSecret: Config.option(Config.Redacted("STRIPE_WEBHOOK_SECRET")),
   stripeApiUrl: Config.option(Config.String("STRIPE_API_URL")),
-  localBillingSigningKey: Config.option(Config.Redacted("LOCAL_BILLING_SIGNING_KEY"))
-}).pipe(
-  validate({
+  localBillingSigningKey: Config.option(Config.Redacted("LOCAL_BILLING_SIGNING_KEY")),
+  migrations: Config.Literals(["auto", "off"], "MIGRATIONS").pipe(Config.withDefault("auto" as const)),
+  shutdownDrainMs: shutdownDrainConfig,
+  shutdownTimeoutMs: Config.Int("SHUTDOWN_TIMEOUT_MS").pipe(
+    Config.withDefault(30_000),
+    validate({ message: "SHUTDOWN_TIMEOUT_MS must be 0 to 3600000 (ms)", validation: (n) => n >= 0 && n <= 3_600_000 })
+  )
+} satisfies { readonly [K in keyof Settings]: Config.Config<Settings[K]> }
+
+/** A rule between settings: `message` (which starts with the setting to change) when `holds` does not. */
+export interface SettingsRule {
+  readonly message: string
+  readonly holds: (settings: Settings) => boolean
+}
+
+/** The rules between settings, checked once each setting parses. */
+export const SettingsRules: ReadonlyArray<SettingsRule> = [
+  {
     message: "BILLING_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET",
-    validation: (settings) =>
+    holds: (settings) =>
       settings.billingProvider === "local" ||
       (Option.isSome(settings.stripeSecretKey) && Option.isSome(settings.stripeWebhookSecret))
-  }),
-  validate({
+  },
+  {
     message: "DECISION_PROVIDER=openai needs DECISION_PROVIDER_URL (up to and including /v1) and DECISION_PROVIDER_MODEL",
-    validation: (settings) =>
+    holds: (settings) =>
       settings.decisionProvider === "local" ||
       (Option.isSome(settings.decisionProviderUrl) && Option.isSome(settings.decisionProviderModel))
-  }),
-  validate({
-    message: "console sessions need CONSOLE_JWT_ISSUER and CONSOLE_JWT_AUDIENCE besides CONSOLE_JWKS_URL or CONSOLE_JWKS_FILE",
-    validation: (settings) =>
+  },
+  {
+    message: "CONSOLE_JWT_ISSUER and CONSOLE_JWT_AUDIENCE are needed by console sessions (CONSOLE_JWKS_URL or CONSOLE_JWKS_FILE)",
+    holds: (settings) =>
       (Option.isNone(settings.consoleJwksUrl) && Option.isNone(settings.consoleJwksFile)) ||
       (Option.isSome(settings.consoleJwtIssuer) && Option.isSome(settings.consoleJwtAudience))
-  })
+  }
+]
+
+/** The Config description of every setting, with its default, and the rules between them. */
+export const SettingsConfig: Config.Config<Settings> = SettingsRules.reduce<Config.Config<Settings>>(
+  (config, rule) => validate({ message: rule.message, validation: rule.holds })(config),
+  Config.all(SettingFields)
 )
 
 /** The settings, as a service. */

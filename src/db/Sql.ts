@@ -1,7 +1,8 @@
 /**
  * The database the service runs on: PostgreSQL when `DATABASE_URL` is set, else the embedded PGlite in `DATA_DIR`,
  * both reached through the same `pg` client and the same SQL. `DatabaseLive` also applies the migrations, so the
- * layer is ready to serve once built (build it before the HTTP server listens; see Server.ts).
+ * layer is ready to serve once built (build it before the HTTP server listens; see Server.ts); `DatabaseAsConfigured`
+ * does so only with `MIGRATIONS=auto`.
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
@@ -51,3 +52,11 @@ export const MigrateOnStart = Layer.effectDiscard(
 
 /** The database, migrated. */
 export const DatabaseLive = MigrateOnStart.pipe(Layer.provideMerge(SqlLive))
+
+/**
+ * The database as `MIGRATIONS` says: migrated at start (`auto`), or as it is (`off`: the deploy runs `arbiter
+ * migrate` as a step of its own, and `/readyz` answers 503 until every migration of this build is applied).
+ */
+export const DatabaseAsConfigured = Layer.unwrap(
+  Effect.map(AppConfig, (config) => config.migrations === "auto" ? DatabaseLive : SqlLive)
+)

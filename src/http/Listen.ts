@@ -26,6 +26,8 @@ import { nodeRequestOf } from "./RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
 import { watchBodyDeadline } from "./BodyDeadline.js"
+import { makeDrain } from "./Drain.js"
+import { Lifecycle } from "../health/Lifecycle.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
 /** Where the server listens. */
@@ -139,22 +141,23 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
       )
       yield* guardGauges(guard)
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
+        drain.track(request, response)
         watchBodyDeadline(request, response, config.requestBodyTimeoutMs)
         if (guard.shedOnceRead(request, response)) return
         const route = direct.size === 0 ? undefined : direct.get(`${request.method} ${request.url}`)
         if (route === undefined) handler(request, response)
         else route(request, response)
       })
+      // Stopping: drained, then closed, in phases (Drain.ts).
+      const drain = makeDrain({
+        server,
+        lifecycle: yield* Lifecycle,
+        drainMs: config.shutdownDrainMs,
+        timeoutMs: config.shutdownTimeoutMs
+      })
       const accepting = yield* Effect.acquireRelease(
         Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),
-        ({ stop }) =>
-          Effect.callback<void>((resume) => {
-            // The server's own close would wait only for the connections of its own copy.
-            stop(() => resume(Effect.void))
-            server.closeIdleConnections()
-            const timer = setTimeout(() => server.closeAllConnections(), 5_000)
-            timer.unref()
-          })
+        ({ stop }) => drain.stop(stop)
       )
       const address = { address: accepting.address.host, port: accepting.address.port }
       const host = address.address.includes(":") ? `[${address.address}]` : address.address

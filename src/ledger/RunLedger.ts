@@ -8,8 +8,10 @@
  * from the organization's recent rate, returned when idle and on shutdown (Slices.ts), and come back on their own
  * (Holder.ts) when a process dies.
  */
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
+import { Lifecycle } from "../health/Lifecycle.js"
 import { type Fork, forkOf } from "../fibers/Fork.js"
 import { type AdmissionDone, admitNowWith } from "./AdmissionFlow.js"
 import { LedgerBatches, makeBatcher } from "./Batcher.js"
@@ -120,6 +122,7 @@ const make = Effect.gen(function*() {
     keyedBatcher
   }
   yield* returnLeasesWhenIdle(parts)
+  yield* Effect.addFinalizer(() => settleBeforeStopping(parts.queue))
   const none = labels({})
   yield* addGaugeSampler(() => record(ledgerSettlementsWaiting, parts.queue.waiting(), none))
   const admitNow = admitNowWith(parts)
@@ -131,6 +134,34 @@ const make = Effect.gen(function*() {
     settle: settleWith(parts)
   })
 })
+
+/** At least this long for the settlements still queued at stop, even when the in-flight runs took all the time. */
+const MinSettleAtStopMs = 1_000
+
+/**
+ * At stop, after the listener has closed (its finalizer runs first): waits for the settlements still queued until
+ * the stop's deadline (Lifecycle.ts; `SHUTDOWN_TIMEOUT_MS` when the process has no listener), so that no held credit
+ * is left behind. Settlements the database does not take by then are left to the sweepers of the other processes,
+ * which settle this holder's runs once its heartbeat stops (Holder.ts).
+ */
+const settleBeforeStopping = (queue: LedgerParts["queue"]) =>
+  Effect.gen(function*() {
+    const lifecycle = yield* Lifecycle
+    const waiting = queue.waiting()
+    if (waiting === 0) {
+      if (lifecycle.stopping()) yield* Effect.logInfo("shutdown: settled; no settlement was waiting")
+      return
+    }
+    const deadline = lifecycle.deadline() ?? Date.now() + (yield* AppConfig).shutdownTimeoutMs
+    const allowMs = Math.max(MinSettleAtStopMs, deadline - Date.now())
+    yield* Effect.logInfo(`shutdown: settling ${waiting} runs within ${allowMs} ms`)
+    const settled = yield* queue.idle.pipe(Effect.timeoutOption(allowMs))
+    yield* Option.isSome(settled)
+      ? Effect.logInfo(`shutdown: settled; ${waiting} runs settled`)
+      : Effect.logWarning(
+        `shutdown: ${queue.waiting()} runs not settled within ${allowMs} ms; the other processes' sweepers settle them`
+      )
+  })
 
 /** The run ledger. */
 export class RunLedger extends Context.Service<RunLedger, RunLedgerService>()("RunLedger") {

@@ -77,6 +77,8 @@ class Queue {
   private running = 0
   /** Runs submitted and not finished: queued, being attempted or waiting to be retried. */
   waiting = 0
+  /** Called once `waiting` is next 0. */
+  private idleListeners: Array<() => void> = []
   private readonly fork: ReturnType<typeof Effect.runForkWith<never>>
 
   constructor(
@@ -116,6 +118,17 @@ class Queue {
     item.state = "done"
     this.waiting--
     item.completion.complete(Exit.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
+    if (this.waiting === 0 && this.idleListeners.length > 0) {
+      const listeners = this.idleListeners
+      this.idleListeners = []
+      for (const listener of listeners) listener()
+    }
+  }
+
+  /** Calls `listener` once no run is waiting to settle (now, if none is). */
+  whenIdle(listener: () => void): void {
+    if (this.waiting === 0) listener()
+    else this.idleListeners.push(listener)
   }
 
   private retryLater(item: Item): void {
@@ -214,6 +227,8 @@ export interface SettlementQueue {
   readonly submit: (input: SettlementInput) => SettlementTicket
   /** Runs submitted and not settled yet: queued, being attempted or waiting to be retried. */
   readonly waiting: () => number
+  /** Completes once no run is waiting to settle (at once when none is). */
+  readonly idle: Effect.Effect<void>
 }
 
 /** A settlement queue over `pool` (whose commits are synchronous); its batches run in fibers with `services`. */
@@ -224,5 +239,9 @@ export const makeSettlementQueue = (
   settle: SettleBatch = settleBatch
 ): SettlementQueue => {
   const queue = new Queue(pool, options, services, settle)
-  return { submit: (input) => queue.submit(input), waiting: () => queue.waiting }
+  return {
+    submit: (input) => queue.submit(input),
+    waiting: () => queue.waiting,
+    idle: Effect.callback<void>((resume) => queue.whenIdle(() => resume(Effect.void)))
+  }
 }

@@ -1,0 +1,100 @@
+/**
+ * `MIGRATIONS=off`: the service never migrates; the deploy runs `arbiter migrate` as a step of its own. A server that
+ * starts on a database whose schema is older than its build cannot build its services (they read and write tables
+ * the build expects), so it waits at this gate before building them, asking the database again every second. While
+ * it waits, a small responder on the service's address answers what probes and callers need: `GET /healthz` 200 (the
+ * process is alive: no restart), `GET /readyz` 503 with the database's checks (no traffic), and every other request
+ * `503 database_unavailable`, each with its `x-request-id`. Once the schema is current, the responder closes and the
+ * server starts as usual: the port is closed between the two for as long as the server takes to build its app.
+ * With `MIGRATIONS=auto`, or a schema already current, the gate is open at once.
+ */
+import { Effect, Layer, Option, Schedule } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { AppConfig } from "../config/AppConfig.js"
+import { appliedVersion, readMigrations } from "../db/Migrations.js"
+import { newRequestId, requestIdFor } from "./RequestId.js"
+import { acceptOn, reservePort, sharedAddress } from "./SharedPort.js"
+
+/** How often the waiting server asks the database for its schema. */
+const PollMs = 1_000
+
+/** What the database said when last asked: its newest migration, or none when it did not answer. */
+interface SchemaState {
+  version: Option.Option<number>
+}
+
+const json = (response: ServerResponse, status: number, body: unknown) => {
+  response.writeHead(status, { "content-type": "application/json", connection: "close" })
+  response.end(JSON.stringify(body))
+}
+
+/** The responder's answers: liveness, readiness from `state`, and `503 database_unavailable` to everything else. */
+const answer = (state: SchemaState, expected: number) => (request: IncomingMessage, response: ServerResponse) => {
+  const header = request.headers["x-request-id"]
+  const requestId = typeof header === "string" ? requestIdFor(header) : newRequestId()
+  response.setHeader("x-request-id", requestId)
+  const path = (request.url ?? "/").split("?")[0]
+  if (request.method === "GET" && path === "/healthz") return json(response, 200, { status: "ok" })
+  if (request.method === "GET" && path === "/readyz") {
+    const checks = Option.match(state.version, {
+      onNone: () => ({ database: "unavailable", migrations: "unknown" }),
+      onSome: () => ({ database: "ok", migrations: "pending" })
+    })
+    return json(response, 503, { status: "unavailable", checks })
+  }
+  json(response, 503, {
+    error: {
+      code: "database_unavailable",
+      message: `the database's schema is older than this build (migration ${expected}); ` +
+        "the service starts once `arbiter migrate` has applied the migrations",
+      request_id: requestId
+    }
+  })
+}
+
+/** The responder, listening on the service's address (the primary's port under WORKERS) until the scope closes. */
+const respondWhileWaiting = (state: SchemaState, expected: number) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const server = createServer(answer(state, expected))
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => acceptOn(server, sharedAddress() ?? await reservePort({ host: config.host, port: config.port }), 1),
+        catch: (error) => error as Error
+      }),
+      (accepting) =>
+        Effect.callback<void>((resume) => {
+          accepting.stop(() => resume(Effect.void))
+          server.closeAllConnections()
+        })
+    )
+  })
+
+/** Opens once the database holds every migration of this build (at once with `MIGRATIONS=auto`). */
+export const SchemaGate = Layer.effectDiscard(
+  Effect.gen(function*() {
+    if ((yield* AppConfig).migrations === "auto") return
+    const sql = yield* SqlClient.SqlClient
+    const expected = readMigrations().reduce((max, file) => Math.max(max, file.id), 0)
+    const ask = appliedVersion.pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.timeout("2 seconds"),
+      Effect.option
+    )
+    const state: SchemaState = { version: yield* ask }
+    const current = () => Option.isSome(state.version) && state.version.value >= expected
+    if (current()) return
+    yield* Effect.logWarning(
+      `schema: the database is at migration ${Option.getOrElse(state.version, () => "(unknown)")}, this build needs ` +
+        `${expected}; MIGRATIONS=off: waiting for \`arbiter migrate\`, /readyz answers 503 meanwhile`
+    )
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* respondWhileWaiting(state, expected)
+      yield* Effect.flatMap(ask, (version) => Effect.sync(() => (state.version = version))).pipe(
+        Effect.repeat({ schedule: Schedule.spaced(PollMs), until: current })
+      )
+    }))
+    yield* Effect.logInfo(`schema: migration ${expected} applied; starting`)
+  })
+)
