@@ -56,7 +56,8 @@ export const startNode = async (
   let log = ""
   const loader = script.endsWith(".js") || script.endsWith(".mjs") ? [] : ["--import", "tsx"]
   const child = spawn(nodeBinary, [...nodeArgs, ...loader, script], {
-    env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: String(port) },
+    // No drain at stop unless asked for: no load balancer fronts a child, and `stop` kills it after 5 s.
+    env: { ...process.env, SHUTDOWN_DRAIN_MS: "0", ...env, HOST: "127.0.0.1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout!.on("data", (chunk) => (log += chunk))

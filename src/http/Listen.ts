@@ -27,6 +27,7 @@ import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
 import { watchBodyDeadline } from "./BodyDeadline.js"
 import { makeDrain } from "./Drain.js"
+import { closeWaitingResponder } from "./SchemaGate.js"
 import { Lifecycle } from "../health/Lifecycle.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
@@ -155,6 +156,7 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
         drainMs: config.shutdownDrainMs,
         timeoutMs: config.shutdownTimeoutMs
       })
+      yield* closeWaitingResponder
       const accepting = yield* Effect.acquireRelease(
         Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),
         ({ stop }) => drain.stop(stop)

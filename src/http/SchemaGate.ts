@@ -4,11 +4,12 @@
  * the build expects), so it waits at this gate before building them, asking the database again every second. While
  * it waits, a small responder on the service's address answers what probes and callers need: `GET /healthz` 200 (the
  * process is alive: no restart), `GET /readyz` 503 with the database's checks (no traffic), and every other request
- * `503 database_unavailable`, each with its `x-request-id`. Once the schema is current, the responder closes and the
- * server starts as usual: the port is closed between the two for as long as the server takes to build its app.
- * With `MIGRATIONS=auto`, or a schema already current, the gate is open at once.
+ * `503 database_unavailable`, each with its `x-request-id`. Once the schema is current, the server builds its app
+ * while the responder still answers, and closes the responder just before its own sockets listen
+ * (`closeWaitingResponder`, Listen.ts): the port is closed only for that instant. With `MIGRATIONS=auto`, or a schema
+ * already current, the gate is open at once.
  */
-import { Effect, Layer, Option, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.js"
@@ -53,28 +54,47 @@ const answer = (state: SchemaState, expected: number) => (request: IncomingMessa
   })
 }
 
-/** The responder, listening on the service's address (the primary's port under WORKERS) until the scope closes. */
+/**
+ * The responder, listening on the service's address (the primary's port under WORKERS); returns how to close it, at
+ * the latest when the scope closes.
+ */
 const respondWhileWaiting = (state: SchemaState, expected: number) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
     const server = createServer(answer(state, expected))
-    yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => acceptOn(server, sharedAddress() ?? await reservePort({ host: config.host, port: config.port }), 1),
-        catch: (error) => error as Error
-      }),
-      (accepting) =>
-        Effect.callback<void>((resume) => {
-          accepting.stop(() => resume(Effect.void))
-          server.closeAllConnections()
-        })
+    const accepting = yield* Effect.tryPromise({
+      try: async () => acceptOn(server, sharedAddress() ?? await reservePort({ host: config.host, port: config.port }), 1),
+      catch: (error) => error as Error
+    })
+    let closed: Promise<void> | undefined
+    const close = Effect.promise(() =>
+      closed ??= new Promise<void>((resolve) => {
+        accepting.stop(resolve)
+        server.closeAllConnections()
+      })
     )
+    yield* Effect.addFinalizer(() => close)
+    return close
   })
 
+/** The responder of a server waiting at the gate: closed by the listener just before it listens. */
+export class WaitingResponder extends Context.Service<WaitingResponder, { readonly close: Effect.Effect<void> }>()(
+  "WaitingResponder"
+) {}
+
+/** Closes the gate's responder, if this server waited at the gate (a no-op otherwise). */
+export const closeWaitingResponder = Effect.flatMap(
+  Effect.serviceOption(WaitingResponder),
+  Option.match({ onNone: () => Effect.void, onSome: (responder) => responder.close })
+)
+
+const Open = WaitingResponder.of({ close: Effect.void })
+
 /** Opens once the database holds every migration of this build (at once with `MIGRATIONS=auto`). */
-export const SchemaGate = Layer.effectDiscard(
+export const SchemaGate = Layer.effect(
+  WaitingResponder,
   Effect.gen(function*() {
-    if ((yield* AppConfig).migrations === "auto") return
+    if ((yield* AppConfig).migrations === "auto") return Open
     const sql = yield* SqlClient.SqlClient
     const expected = readMigrations().reduce((max, file) => Math.max(max, file.id), 0)
     const ask = appliedVersion.pipe(
@@ -84,17 +104,16 @@ export const SchemaGate = Layer.effectDiscard(
     )
     const state: SchemaState = { version: yield* ask }
     const current = () => Option.isSome(state.version) && state.version.value >= expected
-    if (current()) return
+    if (current()) return Open
     yield* Effect.logWarning(
       `schema: the database is at migration ${Option.getOrElse(state.version, () => "(unknown)")}, this build needs ` +
         `${expected}; MIGRATIONS=off: waiting for \`arbiter migrate\`, /readyz answers 503 meanwhile`
     )
-    yield* Effect.scoped(Effect.gen(function*() {
-      yield* respondWhileWaiting(state, expected)
-      yield* Effect.flatMap(ask, (version) => Effect.sync(() => (state.version = version))).pipe(
-        Effect.repeat({ schedule: Schedule.spaced(PollMs), until: current })
-      )
-    }))
+    const close = yield* respondWhileWaiting(state, expected)
+    yield* Effect.flatMap(ask, (version) => Effect.sync(() => (state.version = version))).pipe(
+      Effect.repeat({ schedule: Schedule.spaced(PollMs), until: current })
+    )
     yield* Effect.logInfo(`schema: migration ${expected} applied; starting`)
+    return WaitingResponder.of({ close })
   })
 )
