@@ -114,6 +114,21 @@ describe("settings checked before the database", () => {
       assert.strictEqual(yield* tablesOf(env.DATABASE_URL!), 0)
     }).pipe(Effect.scoped), { timeout: 600_000 })
 
+  it.live("the compiled server: a database that refuses the connection is one line, exit 1, no stack trace", () =>
+    Effect.gen(function*() {
+      yield* ensureCompiled
+      const ran = yield* runCompiled(compiled.main, [], {
+        DATABASE_URL: "postgres://arbiter@127.0.0.1:1/arbiter",
+        BILLING_PROVIDER: "local",
+        WORKERS: "1"
+      })
+      assert.strictEqual(ran.code, 1, ran.stderr)
+      const lines = `${ran.stdout}${ran.stderr}`.trimEnd().split("\n")
+      assert.strictEqual(lines.length, 1, lines.join("\n"))
+      assert.include(lines[0]!, "could not connect to the database: connect ECONNREFUSED 127.0.0.1:1")
+      assert.include(lines[0]!, "check DATABASE_URL")
+    }), { timeout: 600_000 })
+
   it.live("the compiled CLI: settings refused before the command connects", () =>
     Effect.gen(function*() {
       yield* ensureCompiled
