@@ -24,7 +24,8 @@ import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { nodeRequestOf } from "./RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
-import { makeRouteLabeler } from "./RouteLabels.js"
+import { makeRouteLabeler, type RouteLabeler } from "./RouteLabels.js"
+import { annotateServerSpan, serverSpanName } from "./ServerSpans.js"
 import { watchBodyDeadline } from "./BodyDeadline.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
@@ -74,13 +75,14 @@ Effect.gen(function*() {
     handedBack,
     observeAnswer: observeAnswer(accessLog),
     accessLog,
+    routes,
     services: yield* Effect.context<never>()
   }
 })
 
-/** A request handler whose requests' spans are named `http.server <METHOD>`. */
-const traced = <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
-  Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, (request) => `http.server ${request.method}`)
+/** A request handler whose requests' spans are named `{method} {route}` (ServerSpans.ts). */
+const traced = <A, E, R>(routes: RouteLabeler, makeHandler: Effect.Effect<A, E, R>) =>
+  Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, serverSpanName(routes))
 
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
 const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
@@ -88,9 +90,13 @@ Effect.gen(function*() {
   const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
   const apps = yield* observedApps(routeLayer)
   const scope = yield* Effect.scope
-  // Each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on.
-  const handler = yield* traced(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
-  const handBack = yield* traced(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
+  // Each request in a span of its own (`GET /readyz`, continuing the caller's `traceparent`) while tracing is on.
+  const spanned = annotateServerSpan(apps.routes)
+  const handler = yield* traced(apps.routes, NodeHttpServer.makeHandler(spanned(apps.app), { scope, middleware: HttpMiddleware.tracer }))
+  const handBack = yield* traced(
+    apps.routes,
+    NodeHttpServer.makeHandler(spanned(apps.handedBackApp), { scope, middleware: HttpMiddleware.tracer })
+  )
   const server: DirectServer = {
     runtime: apps.services,
     observe: (method, route, status, durationMs) => {
