@@ -14,6 +14,7 @@ import { availableParallelism } from "node:os"
 import { Effect, Option } from "effect"
 import { ListenAddressConfig } from "./config/AppConfig.js"
 import { isListeningMessage, reservePort, type SharedAddress, workerEnv } from "./http/SharedPort.js"
+import { serveInstanceMetrics } from "./telemetry/InstanceMetrics.js"
 
 /** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
 export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
@@ -101,5 +102,14 @@ const superviseWorkers = (count: number, shared: SharedAddress | undefined): voi
   }
   process.on("SIGTERM", () => stop("SIGTERM"))
   process.on("SIGINT", () => stop("SIGINT"))
+  // The instance's one `/metrics`, adding up the workers' figures (src/telemetry/InstanceMetrics.ts).
+  serveInstanceMetrics(count).then(
+    (url) => url !== undefined && console.error(`metrics on ${url}`),
+    (error: Error) => {
+      console.error(`metrics: ${error.message}`)
+      failure = 1
+      stop("SIGTERM")
+    }
+  )
   for (let index = 0; index < count; index++) start()
 }
