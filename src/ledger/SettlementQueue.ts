@@ -14,6 +14,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
 import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
+import { countSettledRun } from "../telemetry/SpendMetrics.js"
 import { type Completion, makeCompletion } from "./Completion.js"
 import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
 
@@ -115,6 +116,7 @@ class Queue {
   private finish(item: Item, stored: boolean, batch: BatchResult): void {
     item.state = "done"
     this.waiting--
+    if (stored) countSettledRun(item.input.end.state, item.input.end.calls)
     item.completion.complete(Exit.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
   }
 
