@@ -26,6 +26,7 @@ import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
 import { docsLayer } from "./http/Docs.js"
 import { listen } from "./http/Listen.js"
+import { consoleFlatJson } from "./telemetry/JsonLogger.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
 
@@ -61,12 +62,12 @@ export const HttpLive = (options: {
     Layer.provideMerge(ServicesLive)
   )
 
-/** Log lines in the configured format, at the configured level. */
+/** Log lines in the configured format (`json`: flat fields, JsonLogger.ts), at the configured level. */
 export const LoggingLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Layer.merge(
       Logger.layer([
-        config.logFormat === "json" ? Logger.consoleJson : config.logFormat === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt
+        config.logFormat === "json" ? consoleFlatJson : config.logFormat === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt
       ]),
       Layer.succeed(References.MinimumLogLevel, config.logLevel)
     ))
