@@ -15,6 +15,9 @@ export const GcSecondsBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05
 
 type IntervalHistogram = ReturnType<typeof monitorEventLoopDelay>
 
+/** How often the event-loop monitor's timer fires, in ms: what it records is the time between two firings. */
+const DelayResolutionMs = 20
+
 const GcKinds: Readonly<Record<number, string>> = { 1: "minor", 2: "major", 4: "incremental", 8: "weakcb" }
 
 interface Monitors {
@@ -27,7 +30,7 @@ let monitors: Monitors | undefined
 /** Starts the event-loop delay and GC monitors (once per process; later calls do nothing). */
 export const startRuntimeMetrics = (): void => {
   if (monitors !== undefined) return
-  const delay = monitorEventLoopDelay({ resolution: 20 })
+  const delay = monitorEventLoopDelay({ resolution: DelayResolutionMs })
   delay.enable()
   const gc = new Map<string, { counts: Array<number>; sum: number; count: number }>()
   const observer = new PerformanceObserver((list) => {
@@ -88,9 +91,13 @@ const activeResources = (): Family => {
   }
 }
 
-/** The event-loop delay since the previous read (the monitor restarts at each read), in seconds. */
+/**
+ * The event-loop delay since the previous read (the monitor restarts at each read), in seconds: the monitor records
+ * the time between firings of its timer, so the delay is that time less the timer's period.
+ */
 const delayFamilies = (delay: IntervalHistogram): Array<Family> => {
-  const seconds = (nanos: number) => Number.isFinite(nanos) && delay.count > 0 ? nanos / 1e9 : 0
+  const seconds = (nanos: number) =>
+    Number.isFinite(nanos) && delay.count > 0 ? Math.max(0, nanos / 1e6 - DelayResolutionMs) / 1000 : 0
   const families = [
     gauge("nodejs_eventloop_lag_seconds", "Mean event-loop delay since the previous scrape, in seconds", seconds(delay.mean)),
     gauge("nodejs_eventloop_lag_p50_seconds", "Median event-loop delay since the previous scrape, in seconds", seconds(delay.percentile(50))),

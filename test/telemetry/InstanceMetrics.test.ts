@@ -161,6 +161,11 @@ describe.skipIf(databaseMode() !== "postgres")("the instance's /metrics under WO
         assert.match(line, /^(arbiter_|process_|nodejs_|# (HELP|TYPE) )/, "only the service's, process and Node families")
       }
 
+      const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${metricsPort}/healthz`).then((response) => response.status))
+      assert.strictEqual(other, 404, "the primary's listener serves only /metrics")
+      const post = yield* Effect.promise(() => fetch(url, { method: "POST" }).then((response) => response.status))
+      assert.strictEqual(post, 405)
+
       const workers = workerPids(service.process.pid!)
       assert.strictEqual(workers.length, 2, service.output())
       process.kill(workers[0]!, "SIGKILL")
