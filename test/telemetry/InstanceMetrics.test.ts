@@ -146,7 +146,9 @@ describe.skipIf(databaseMode() !== "postgres")("the instance's /metrics under WO
       const healthz = `arbiter_http_requests_total{method="GET",route="/healthz",status="200"}`
       let page = yield* scrape(url)
       // Each worker reports once it is up (the first may answer /readyz before the second is).
-      for (let i = 0; i < 300 && sample(page, `process_cpu_seconds_total{worker="2"}`) === undefined; i++) {
+      const reported = (page: string) =>
+        ["1", "2"].every((slot) => sample(page, `process_cpu_seconds_total{worker="${slot}"}`) !== undefined)
+      for (let i = 0; i < 300 && !reported(page); i++) {
         yield* Effect.sleep("100 millis")
         page = yield* scrape(url)
       }
