@@ -26,9 +26,9 @@ import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
 import { docsLayer } from "./http/Docs.js"
 import { listen } from "./http/Listen.js"
-import { consoleFlatJson } from "./telemetry/JsonLogger.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
+import { consoleFlatJson } from "./telemetry/JsonLogger.js"
 
 /** The boundary of the service's API: the route table, the request-shape middlewares and the router. */
 export const BoundaryLive = boundaryLayer(Api, BillingPagePaths)

@@ -17,6 +17,7 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { Boundary, RouterSettings } from "./Boundary.js"
+import { withServerSpanNames } from "./ServerSpans.js"
 import { makeCors } from "./Cors.js"
 import { errorBoundary } from "./ErrorBoundary.js"
 import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
@@ -24,8 +25,7 @@ import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
 import { observeAnswer, observeRequests } from "./RequestObserver.js"
 import { nodeRequestOf } from "./RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
-import { makeRouteLabeler, type RouteLabeler } from "./RouteLabels.js"
-import { annotateServerSpan, serverSpanName } from "./ServerSpans.js"
+import { makeRouteLabeler } from "./RouteLabels.js"
 import { watchBodyDeadline } from "./BodyDeadline.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
@@ -75,14 +75,12 @@ Effect.gen(function*() {
     handedBack,
     observeAnswer: observeAnswer(accessLog),
     accessLog,
-    routes,
     services: yield* Effect.context<never>()
   }
 })
 
 /** A request handler whose requests' spans are named `{method} {route}` (ServerSpans.ts). */
-const traced = <A, E, R>(routes: RouteLabeler, makeHandler: Effect.Effect<A, E, R>) =>
-  Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, serverSpanName(routes))
+const traced = withServerSpanNames
 
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
 const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
@@ -90,13 +88,9 @@ Effect.gen(function*() {
   const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
   const apps = yield* observedApps(routeLayer)
   const scope = yield* Effect.scope
-  // Each request in a span of its own (`GET /readyz`, continuing the caller's `traceparent`) while tracing is on.
-  const spanned = annotateServerSpan(apps.routes)
-  const handler = yield* traced(apps.routes, NodeHttpServer.makeHandler(spanned(apps.app), { scope, middleware: HttpMiddleware.tracer }))
-  const handBack = yield* traced(
-    apps.routes,
-    NodeHttpServer.makeHandler(spanned(apps.handedBackApp), { scope, middleware: HttpMiddleware.tracer })
-  )
+  // Each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on.
+  const handler = yield* traced(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
+  const handBack = yield* traced(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
   const server: DirectServer = {
     runtime: apps.services,
     observe: (method, route, status, durationMs) => {

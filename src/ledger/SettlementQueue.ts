@@ -14,9 +14,9 @@ import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
 import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
-import { countSettledRun } from "../telemetry/SpendMetrics.js"
 import { type Completion, makeCompletion } from "./Completion.js"
 import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
+import { countSettledRun } from "../telemetry/SpendMetrics.js"
 
 /** Settles a batch in one transaction (`settleBatch`; a test may stand in its own). */
 export type SettleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>) => Effect.Effect<BatchResult, SqlError>
