@@ -103,7 +103,7 @@ const superviseWorkers = (count: number, shared: SharedAddress | undefined): voi
   process.on("SIGTERM", () => stop("SIGTERM"))
   process.on("SIGINT", () => stop("SIGINT"))
   // The instance's one `/metrics`, adding up the workers' figures (src/telemetry/InstanceMetrics.ts).
-  serveInstanceMetrics(count).then(
+  serveInstanceMetrics().then(
     (url) => url !== undefined && console.error(`metrics on ${url}`),
     (error: Error) => {
       console.error(`metrics: ${error.message}`)

@@ -90,15 +90,13 @@ export class WorkerMetrics {
   private nextId = HelloId + 1
   private readonly pending = new Map<number, { readonly waiting: Set<number>; readonly done: () => void }>()
 
-  constructor(private readonly slots: number) {}
-
   /** A worker started: it takes the lowest free slot. */
   forked(worker: Worker): void {
     const taken = new Set([...this.workers.values()].map((state) => state.slot))
     let slot = 1
-    while (taken.has(String(slot)) && slot < this.slots) slot++
+    while (taken.has(String(slot))) slot++
     this.workers.set(worker.id, {
-      slot: taken.has(String(slot)) ? String(worker.id) : String(slot),
+      slot: String(slot),
       answers: false,
       service: [],
       runtime: []
@@ -192,15 +190,15 @@ const answerScrape = (metrics: WorkerMetrics) => (request: IncomingMessage, resp
 }
 
 /**
- * In the primary of `slots` workers: serves the instance's `GET /metrics` on `METRICS_HOST`:`METRICS_PORT` when the
+ * In the primary: serves the instance's `GET /metrics` on `METRICS_HOST`:`METRICS_PORT` when the
  * port is set (resolving with its URL), else nothing (resolving with undefined). Fails when the port cannot be bound.
  */
-export const serveInstanceMetrics = (slots: number): Promise<string | undefined> => {
+export const serveInstanceMetrics = (): Promise<string | undefined> => {
   const settings = Effect.runSync(Effect.option(MetricsAddressConfig))
   if (Option.isNone(settings) || Option.isNone(settings.value.port)) return Promise.resolve(undefined)
   const { host, port } = { host: settings.value.host, port: settings.value.port.value }
   startRuntimeMetrics()
-  const metrics = new WorkerMetrics(slots)
+  const metrics = new WorkerMetrics()
   cluster.on("fork", (worker) => metrics.forked(worker))
   cluster.on("exit", (worker) => metrics.exited(worker))
   cluster.on("message", (worker, message) => isReply(message) && metrics.replied(worker, message))

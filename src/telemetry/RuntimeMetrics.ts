@@ -7,7 +7,7 @@
  * are served).
  */
 import { readdirSync } from "node:fs"
-import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
+import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks"
 import type { Family, HistogramSeries } from "./MetricFamilies.js"
 
 /** Upper bounds of the GC pause histogram, in seconds. */
@@ -18,7 +18,14 @@ type IntervalHistogram = ReturnType<typeof monitorEventLoopDelay>
 /** How often the event-loop monitor's timer fires, in ms: what it records is the time between two firings. */
 const DelayResolutionMs = 20
 
-const GcKinds: Readonly<Record<number, string>> = { 1: "minor", 2: "major", 4: "incremental", 8: "weakcb" }
+/** The `kind` label of a GC entry's `detail.kind`. */
+const GcKinds: ReadonlyMap<number, string> = new Map([
+  [constants.NODE_PERFORMANCE_GC_MINOR, "minor"],
+  [constants.NODE_PERFORMANCE_GC_MINOR_MARK_SWEEP, "minor_mark_sweep"],
+  [constants.NODE_PERFORMANCE_GC_MAJOR, "major"],
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL, "incremental"],
+  [constants.NODE_PERFORMANCE_GC_WEAKCB, "weakcb"]
+])
 
 interface Monitors {
   readonly delay: IntervalHistogram
@@ -35,7 +42,7 @@ export const startRuntimeMetrics = (): void => {
   const gc = new Map<string, { counts: Array<number>; sum: number; count: number }>()
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const kind = GcKinds[((entry as { readonly detail?: unknown }).detail as { kind?: number } | undefined)?.kind ?? 0] ?? "other"
+      const kind = GcKinds.get(((entry as { readonly detail?: unknown }).detail as { kind?: number } | undefined)?.kind ?? 0) ?? "other"
       const seconds = entry.duration / 1000
       let state = gc.get(kind)
       if (state === undefined) {
@@ -111,7 +118,7 @@ const delayFamilies = (delay: IntervalHistogram): Array<Family> => {
 const gcFamily = (gc: Monitors["gc"]): Family => ({
   type: "histogram",
   name: "nodejs_gc_duration_seconds",
-  help: "Garbage collection pauses, in seconds, by kind (minor, major, incremental, weakcb)",
+  help: "Garbage collection pauses, in seconds, by kind (minor, minor_mark_sweep, major, incremental, weakcb)",
   series: [...gc].map(([kind, state]): HistogramSeries => ({
     labels: { kind },
     bounds: GcSecondsBuckets,

@@ -52,7 +52,7 @@ const valueOf = (families: ReadonlyArray<Family>, name: string, labels: Readonly
 describe("WorkerMetrics", () => {
   it.live("sums the workers' figures, labels their runtime by slot, and keeps a stopped worker's counters", () =>
     Effect.gen(function*() {
-      const metrics = new WorkerMetrics(2)
+      const metrics = new WorkerMetrics()
       let firstRequests = 5
       const first = fakeWorker(1, metrics, () => ({ service: service(firstRequests, 2, [1, 2, 0.5, 3]), runtime: runtime(1.5) }))
       const second = fakeWorker(2, metrics, () => ({ service: service(7, 1, [0, 1, 0.9, 1]), runtime: runtime(2.5) }))
@@ -95,7 +95,7 @@ describe("WorkerMetrics", () => {
 
   it.live("a starting worker is not waited for; one that does not answer in time is counted with its last reply", () =>
     Effect.gen(function*() {
-      const metrics = new WorkerMetrics(1)
+      const metrics = new WorkerMetrics()
       let answering = false
       const worker = fakeWorker(1, metrics, () => answering ? { service: service(4, 0, [0, 0, 0, 0]), runtime: runtime(1) } : undefined)
       metrics.forked(worker)
