@@ -15,6 +15,8 @@ export interface Settings {
   readonly databasePoolSize: number
   /** `transaction`: `DATABASE_URL` reaches PostgreSQL through a pooler in transaction mode (`DATABASE_POOLER`). */
   readonly databasePooler: "none" | "transaction"
+  /** `organization`: no ledger batch holds two organizations' runs (`LEDGER_BATCHES`; docs/scaling.md). */
+  readonly ledgerBatches: "mixed" | "organization"
   readonly overloadMaxLagMs: number
   readonly runsMaxInFlight: number
   /** The own time per run the adaptive limit keeps runs within, in ms (`RUNS_TIME_BUDGET_MS`). */
@@ -127,6 +129,7 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
     })
   ),
   databasePooler: Config.Literals(["none", "transaction"], "DATABASE_POOLER").pipe(Config.withDefault("none" as const)),
+  ledgerBatches: Config.Literals(["mixed", "organization"], "LEDGER_BATCHES").pipe(Config.withDefault("mixed" as const)),
   corsAllowedOrigins: commaList("CORS_ALLOWED_ORIGINS"),
   ledgerLeaseTtlSeconds: Config.Int("LEDGER_LEASE_TTL_SECONDS").pipe(
     Config.withDefault(15),
