@@ -1,6 +1,6 @@
 /**
- * Every CPU the process may use: `WORKERS` server processes sharing one port (node:cluster starts them; the primary reserves the port and
- * each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
+ * `WORKERS` server processes sharing one port, by default one per CPU the process may use (node:cluster starts them;
+ * the primary reserves the port and each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
  * caches and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided
  * (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers, starts a worker again when one
  * dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to

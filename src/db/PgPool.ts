@@ -71,8 +71,9 @@ export const poolSizes = (total: number, pooler: Pooler = "none"): { readonly ma
 export class PgPools extends Context.Service<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>()("PgPools") {}
 
 /**
- * Pools and connections that may run named (prepared) statements: those to PostgreSQL. The embedded database is one
- * session behind every connection, where a name prepared by one connection already exists for the next.
+ * Pools and connections that may run named (prepared) statements: those to PostgreSQL, unless through a transaction
+ * pooler (`Pooler`). The embedded database is one session behind every connection, where a name prepared by one
+ * connection already exists for the next.
  */
 export const namedStatementsAllowed = new WeakSet<object>()
 
