@@ -1,24 +1,28 @@
 /**
- * Two server processes through a PgBouncer in transaction mode (`DATABASE_POOLER=transaction`), the test's own
- * PgBouncer over a fresh PostgreSQL database: the ledger stays exact (credit for exactly N ceilings admits exactly N
- * of 10 x N concurrent runs over both processes) and idempotent (one key sent to both processes at once makes one
- * run, one upstream call, one charge), with every transaction of the service going through PgBouncer, whose server
- * sessions the processes' transactions share (no named statement, no session setting, no session lock survives on
- * one). PostgreSQL only (the embedded database has no pooler in front); skipped where PgBouncer is not installed,
+ * Through a PgBouncer in transaction mode (`DATABASE_POOLER=transaction`), the test's own over fresh PostgreSQL
+ * databases: clients migrating an empty database at once take turns on the migration lock (a transaction lock, so it
+ * holds through the pooler, and none is left behind) and apply each file once; two server processes keep the ledger
+ * exact (credit for exactly N ceilings admits exactly N of 10 x N concurrent runs over both processes) and idempotent
+ * (one key sent to both processes at once makes one run, one upstream call, one charge), with every transaction of
+ * the service going through PgBouncer, whose server sessions the processes' transactions share (no named statement,
+ * no session setting, no session lock survives on one). PostgreSQL only (the embedded database has no pooler in front); skipped where PgBouncer is not installed,
  * except under CI=true, where a missing PgBouncer fails.
  */
-import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber, Layer, Schedule } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
 import pg from "pg"
+import { migrate, readMigrations } from "../../src/db/Migrations.js"
+import { pgClientLayer } from "../../src/db/PgPool.js"
 import { ChildDatabaseUrl, ChildServers, ChildServersLive } from "../support/ChildServers.js"
 import { FakeUpstream, heldBurst } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
-import { pgBouncerInstalled, pgBouncerPath } from "../support/PgBouncer.js"
+import { pgBouncerInstalled, pgBouncerPath, startPgBouncer } from "../support/PgBouncer.js"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { freshKey, oneQuestion } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
-import { databaseMode } from "../support/TestDatabase.js"
+import { adminQuery, databaseMode, postgresUrl } from "../support/TestDatabase.js"
 
 const Ceiling = 20_000
 
@@ -87,8 +91,43 @@ const reason = !postgres
   : undefined
 const runnable = reason === undefined ? describe : describe.skip
 
-runnable(`two processes through PgBouncer in transaction mode${reason === undefined ? "" : ` (skipped: ${reason})`}`, () => {
-  layer(Processes, { excludeTestServices: true, timeout: "180 seconds" })("PgBouncer", (it) => {
+/** An empty database (no migration applied), dropped afterwards. */
+const emptyDatabase = Effect.acquireRelease(
+  Effect.gen(function*() {
+    const name = `arbiter_b_${randomBytes(6).toString("hex")}`
+    yield* adminQuery(`CREATE DATABASE ${name} TEMPLATE template0`)
+    const url = new URL(postgresUrl())
+    url.pathname = `/${name}`
+    return { name, url: url.toString() }
+  }),
+  ({ name }) => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
+)
+
+runnable(`PgBouncer in transaction mode${reason === undefined ? "" : ` (skipped: ${reason})`}`, () => {
+  it.live("four clients migrating an empty database together through it take turns: every file applied once", () =>
+    Effect.gen(function*() {
+      const database = yield* emptyDatabase
+      const bouncer = yield* startPgBouncer(database.url)
+      const clients = yield* Effect.forEach(Array.from({ length: 4 }), () =>
+        Effect.map(
+          Layer.build(pgClientLayer({ url: bouncer.through(database.url) }, { max: 2, pooler: "transaction" })),
+          (context) => Context.get(context, SqlClient.SqlClient)
+        ))
+      const applied = yield* Effect.forEach(
+        clients,
+        (sql) => Effect.provideService(migrate(undefined, { takeTurns: true }), SqlClient.SqlClient, sql),
+        { concurrency: "unbounded" }
+      )
+      const files = readMigrations()
+      assert.strictEqual(applied.reduce((sum, each) => sum + each.length, 0), files.length, "each file applied by one client")
+      const [row] = yield* clients[0]!<{ n: number; locks: number }>`SELECT
+        (SELECT count(*)::int FROM effect_sql_migrations) AS n,
+        (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory'
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS locks`
+      assert.deepStrictEqual({ ...row }, { n: files.length, locks: 0 }, "no advisory lock outlives the migrations")
+    }))
+
+  layer(Processes, { excludeTestServices: true, timeout: "180 seconds" })("two processes through it", (it) => {
     it.effect("credit for exactly N ceilings, 10 x N concurrent runs over two processes: exactly N admitted, the rest 402", () =>
       Effect.gen(function*() {
         const children = yield* ChildServers
