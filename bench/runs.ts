@@ -108,7 +108,8 @@ const main = async () => {
   // The server as `npm start` runs it: the bundle, with the server's V8 flags.
   const service = await startNode("dist/main.mjs", {
     ...benchServiceEnv(database.url, upstream.url),
-    DATABASE_POOL_SIZE: "16",
+    // 16 connections for the main pool and 8 for the asynchronous-commit writes (src/db/PgPool.ts, poolSizes).
+    DATABASE_POOL_SIZE: "24",
     METRICS_PORT: String(metricsPort)
   }, "/readyz", ServerNodeFlags)
   const setLatency = (ms: number) => fetch(`${upstream.url}/__latency?ms=${ms}`, { method: "POST" })
