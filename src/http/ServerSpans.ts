@@ -5,8 +5,8 @@
  * (HttpMiddleware.tracer) sets `http.request.method`, `url.path`, `url.scheme`, `server.address`, `server.port`,
  * `user_agent.original`, `client.address` and `http.response.status_code`; the request observer (RequestObserver.ts)
  * adds `http.route` and, on a 5xx answer, `error.type` (the status code, as the conventions say when no other error
- * class is known) through `annotateServerSpan`. With tracing off both cost nothing: the tracer makes no span, so
- * there is none to name or annotate.
+ * class is known) through `annotateServerSpan`. With tracing off the tracer makes no span: no name is made, and the
+ * observer's only cost is reading the tracing flag.
  */
 import { Context, Effect, type Fiber, Option, References, Tracer } from "effect"
 import { HttpMiddleware, type HttpServerRequest } from "effect/http"
