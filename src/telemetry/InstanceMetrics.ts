@@ -86,7 +86,7 @@ const cumulative = (families: ReadonlyArray<Family>): Array<Family> => families.
 export class WorkerMetrics {
   private readonly workers = new Map<number, WorkerState>()
   private retired: ReadonlyArray<Family> = []
-  private restarts = 0
+  private exits = 0
   private nextId = HelloId + 1
   private readonly pending = new Map<number, { readonly waiting: Set<number>; readonly done: () => void }>()
 
@@ -109,7 +109,7 @@ export class WorkerMetrics {
     if (state === undefined) return
     this.workers.delete(worker.id)
     this.retired = addFamilies([this.retired, cumulative(state.service)])
-    this.restarts++
+    this.exits++
     for (const scrape of this.pending.values()) {
       scrape.waiting.delete(worker.id)
       if (scrape.waiting.size === 0) scrape.done()
@@ -162,7 +162,7 @@ export class WorkerMetrics {
         type: "counter",
         name: "arbiter_worker_exits_total",
         help: "Worker processes that stopped since the instance started (each is started again)",
-        series: [{ labels: {}, value: this.restarts }]
+        series: [{ labels: {}, value: this.exits }]
       }
     ]
     return addFamilies([
