@@ -1,6 +1,6 @@
 /**
- * Every core: `WORKERS` server processes sharing one port (node:cluster starts them; the primary reserves the port and
- * each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
+ * `WORKERS` server processes sharing one port, by default one per CPU the process may use (node:cluster starts them;
+ * the primary reserves the port and each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
  * caches and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided
  * (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers, starts a worker again when one
  * dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to
@@ -10,16 +10,20 @@
  */
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
-import { availableParallelism } from "node:os"
 import { Effect, Option } from "effect"
 import { ListenAddressConfig } from "./config/AppConfig.js"
+import { availableCpus } from "./config/CpuLimit.js"
 import { isListeningMessage, reservePort, type SharedAddress, workerEnv } from "./http/SharedPort.js"
+import { serveInstanceMetrics } from "./telemetry/InstanceMetrics.js"
 
-/** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
-export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
+/**
+ * The processes to run: `WORKERS` (1 to 256), or the CPUs the process may use (its container's CPU limit where set,
+ * config/CpuLimit.ts); 1 without `DATABASE_URL`.
+ */
+export const workerCount = (env: NodeJS.ProcessEnv = process.env, cpus: () => number = availableCpus): number => {
   if (env.DATABASE_URL === undefined || env.DATABASE_URL === "") return 1
   const given = env.WORKERS
-  if (given === undefined || given === "") return availableParallelism()
+  if (given === undefined || given === "") return cpus()
   const count = Number(given)
   if (!Number.isInteger(count) || count < 1 || count > 256) throw new Error(`WORKERS must be 1 to 256, not ${JSON.stringify(given)}`)
   return count
@@ -57,7 +61,8 @@ export const runWorkers = (serve: () => void): void => {
   if (count === 1) return serve()
   process.env.LOCAL_BILLING_SIGNING_KEY ??= randomBytes(32).toString("hex")
   const address = listenAddress()
-  // Settings that do not parse: the workers start anyway, to report them as a single process would, and stop.
+  // Settings that do not parse (main.ts checks them all before this, so only a caller that did not): the workers
+  // start anyway, to report them as a single process would, and stop.
   if (address === undefined) return superviseWorkers(count, undefined)
   reservePort(address).then(
     (reserved) => superviseWorkers(count, reserved),
@@ -99,7 +104,21 @@ const superviseWorkers = (count: number, shared: SharedAddress | undefined): voi
     if (workers.length === 0) process.exit(failure ?? 0)
     for (const worker of workers) worker?.process.kill(signal)
   }
-  process.on("SIGTERM", () => stop("SIGTERM"))
-  process.on("SIGINT", () => stop("SIGINT"))
+  // Each worker drains on the signal (src/http/Drain.ts); the primary exits once they all have.
+  const forward = (signal: NodeJS.Signals) => {
+    if (!stopping) console.error(`shutdown: ${signal}; forwarding it to ${Object.keys(cluster.workers ?? {}).length} workers`)
+    stop(signal)
+  }
+  process.on("SIGTERM", () => forward("SIGTERM"))
+  process.on("SIGINT", () => forward("SIGINT"))
+  // The instance's one `/metrics`, adding up the workers' figures (src/telemetry/InstanceMetrics.ts).
+  serveInstanceMetrics().then(
+    (url) => url !== undefined && console.error(`metrics on ${url}`),
+    (error: Error) => {
+      console.error(`metrics: ${error.message}`)
+      failure = 1
+      stop("SIGTERM")
+    }
+  )
   for (let index = 0; index < count; index++) start()
 }

@@ -121,6 +121,7 @@ describe("graceful drain", () => {
           `message="shutdown: settled;`,
           `message="shutdown: stopped"`
         ]
+        if (Workers > 1) assert.include(output, `shutdown: SIGTERM; forwarding it to ${Workers} workers`)
         for (const phase of phases) {
           assert.strictEqual(occurrences(output, phase), Workers, `${phase}\n${output}`)
         }
