@@ -17,7 +17,7 @@ import { optionWords, takeLogLevel } from "./cli/CommandLine.js"
 import { boolean, type CliOption, flagsOf, integer, optionalText, specsOf, text } from "./cli/Options.js"
 import { type CliOutput, colourConsole } from "./cli/Output.js"
 import { AppConfig } from "./config/AppConfig.js"
-import { exitOnSettingsProblems, settingsProblems } from "./config/SettingsCheck.js"
+import { exitOnSettingsProblems } from "./config/SettingsCheck.js"
 import { migrateDatabase, MigrateOnStart, SqlForTools } from "./db/Sql.js"
 import { driverCause } from "./db/SqlErrors.js"
 import type { SqlError } from "effect/sql/SqlError"
@@ -75,17 +75,13 @@ const group = <const Children extends ReadonlyArray<CliCommand>>(commandName: st
   spec: { name: commandName, description, options: [], subcommands: children.map((child) => child.spec) }
 })
 
-/** The server's own requirements of the settings (settingsProblems), refused before anything is opened. */
-const checkServing = Effect.suspend(() => {
-  const problems = settingsProblems({ serving: true })
-  return problems.length === 0 ? Effect.void : Effect.fail(new SettingsRefused({ message: problems.join("\n") }))
-})
-
-/** Settings the server cannot start with: one line per problem. */
-class SettingsRefused extends Data.TaggedError("SettingsRefused")<{ readonly message: string }> {}
-
 const serve = leaf("serve", "Run the HTTP server (the same as npm start).", {}, () =>
-  Effect.andThen(checkServing, Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive))).pipe(
+  // The server's own requirements of the settings (on PostgreSQL, BILLING_PROVIDER chosen) are checked as
+  // `npm start` checks them: each problem on its own line, exit 78, before anything is opened.
+  Effect.andThen(
+    Effect.sync(() => exitOnSettingsProblems({ serving: true })),
+    Effect.flatMap(Effect.promise(() => import("./Server.js")), ({ ServerLive }) => Layer.launch(ServerLive))
+  ).pipe(
     // The server logs as `npm start` does (LOG_FORMAT, on stdout).
     Effect.provideService(Logger.CurrentLoggers, new Set([Logger.defaultLogger]))
   ))
