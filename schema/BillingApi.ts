@@ -204,4 +204,8 @@ export class BillingApi extends HttpApiGroup.make("billing")
   )
   .middleware(PlainRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "Prepaid credit: the balance and its transactions, a checkout to buy credit, the payment portal, auto-recharge."
+  )
 {}

@@ -239,4 +239,5 @@ export class KeysApi extends HttpApiGroup.make("keys")
   )
   .middleware(PlainRequestShape)
   .middleware(Authentication)
+  .annotate(OpenApi.Description, "The organization's API keys: list, read, create, limit, rotate and revoke them.")
 {}

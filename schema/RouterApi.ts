@@ -174,4 +174,8 @@ export class RouterApi extends HttpApiGroup.make("router")
   )
   .middleware(JsonRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "The model router: select a model for a task under a policy, and read the catalog and the task taxonomy it ranks."
+  )
 {}

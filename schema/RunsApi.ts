@@ -273,4 +273,8 @@ export class RunsApi extends HttpApiGroup.make("runs")
   )
   .middleware(JsonRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "Decision runs: create one (an Idempotency-Key per logical run), list them, read one and stream its result."
+  )
 {}

@@ -332,4 +332,9 @@ export class UsageApi extends HttpApiGroup.make("usage")
   )
   .middleware(PlainRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "What the organization used and spent: the rollup (by key or model), the ledger of model calls and its CSV " +
+      "export, a daily series, one run's usage, and the quota."
+  )
 {}
