@@ -4,12 +4,13 @@
  * tarball is installed with `effect` into an empty folder in the system's temporary directory (where nothing of the
  * repository resolves); there the README's example (packages/client/examples/quickstart.ts, which README.md and the
  * package's README.md show verbatim) type-checks against the package's own declarations, and Node runs it, as it
- * is, against a live server, whose records then show what it did.
+ * is, against a live server, whose records then show what it did. Installed by path (`--install-links`), it is a
+ * built copy as well, not a link into the repository.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { execFile } from "node:child_process"
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -141,6 +142,20 @@ const packAndRun = (folder: string) =>
     assert.strictEqual(usage.runs.total, 2, "the decision and the selection; the refused reuse stored nothing")
   })
 
+/** Installs the package by path into an empty app in `folder`; what the app imports from it. */
+const installByPath = (folder: string) =>
+  Effect.gen(function*() {
+    writeFileSync(join(folder, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }))
+    yield* npm(["install", `effect@${effectVersion}`, "--install-links", packageFolder], folder)
+    assert.isFalse(lstatSync(join(folder, "node_modules", "@arbiter", "client")).isSymbolicLink(), "a copy, not a link")
+    const imported = yield* exec(process.execPath, [
+      "--input-type=module",
+      "-e",
+      "const client = await import('@arbiter/client'); console.log(Object.keys(client).sort().join(' '))"
+    ], folder)
+    return imported.stdout.trim()
+  })
+
 describe("@arbiter/client's manifest and README", () => {
   it("depends on effect alone, and both READMEs show the example verbatim", () => {
     assert.strictEqual(manifest.name, "@arbiter/client")
@@ -158,4 +173,16 @@ layer(TestServerLive(), { excludeTestServices: true, timeout: "600 seconds" })("
       const folder = mkdtempSync(join(tmpdir(), "arbiter-client-"))
       return Effect.ensuring(packAndRun(folder), Effect.sync(() => rmSync(folder, { recursive: true, force: true })))
     }), { timeout: 600_000 }) // packing, installing and type-checking take a minute or more on a busy machine
+})
+
+describe("@arbiter/client, by path", () => {
+  it.effect("installs from its folder with --install-links (packed and built as the tarball is)", () =>
+    Effect.suspend(() => {
+      const folder = mkdtempSync(join(tmpdir(), "arbiter-client-path-"))
+      return Effect.ensuring(
+        Effect.map(installByPath(folder), (exported) =>
+          assert.strictEqual(exported, "Api ArbiterClient ArbiterClientConfig Errors makeArbiterClient")),
+        Effect.sync(() => rmSync(folder, { recursive: true, force: true }))
+      )
+    }), { timeout: 600_000 })
 })
