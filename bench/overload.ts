@@ -24,7 +24,8 @@ const oneBuild = async (script: string) => {
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "20" })
   const service = await startNode(script, {
     ...benchServiceEnv(database.url, upstream.url),
-    DATABASE_POOL_SIZE: "16"
+    // 16 connections for the main pool and 8 for the asynchronous-commit writes (src/db/PgPool.ts, poolSizes).
+    DATABASE_POOL_SIZE: "24"
   }, "/readyz", ServerNodeFlags)
   try {
     const organizations = await seedOrganizations(database.url, 100, 1_000_000_000_000, "overload")

@@ -34,7 +34,7 @@ const runRequest = (organizations: ReadonlyArray<BenchOrganization>) => runReque
 const chatRequest = () => ({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: chatBody })
 
 const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
-/** Shed requests by the guard's reason, summed over the service's workers' metrics listeners. */
+/** Shed requests by the guard's reason, summed over the service's workers (the instance's one `/metrics`). */
 interface Sheds {
   readonly limit: number
   readonly lag: number
@@ -42,14 +42,11 @@ interface Sheds {
 
 const ShedLine = /^arbiter_http_shed_total\{[^}]*reason="(limit|lag)"[^}]*\} (\d+)$/gm
 
-/** Reads the shed counters of every worker (`METRICS_PORT`, `METRICS_PORT + 1`, ... until one does not answer). */
+/** Reads the instance's shed counters (`METRICS_PORT`: under WORKERS the primary sums its workers'). */
 const readSheds = async (metricsPort: number): Promise<Sheds> => {
   const counts = { limit: 0, lag: 0 }
-  for (let worker = 0; worker < 64; worker++) {
-    const text = await fetch(`http://127.0.0.1:${metricsPort + worker}/metrics`).then((response) => response.text(), () => null)
-    if (text === null) break
-    for (const [, reason, count] of text.matchAll(ShedLine)) counts[reason as keyof Sheds] += Number(count)
-  }
+  const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((response) => response.text())
+  for (const [, reason, count] of text.matchAll(ShedLine)) counts[reason as keyof Sheds] += Number(count)
   return counts
 }
 
@@ -106,12 +103,13 @@ const limitKeys = async (databaseUrl: string, organizationId: string) => {
 const main = async () => {
   const database = await createBenchDatabase()
   const upstream = await startNode("bench/upstream.ts", { LATENCY_MS: "0" })
-  // Each worker serves its metrics on METRICS_PORT + its index: the bench reads why requests were shed.
+  // The instance's metrics (METRICS_PORT): the bench reads why requests were shed.
   const metricsPort = await freePort()
   // The server as `npm start` runs it: the bundle, with the server's V8 flags.
   const service = await startNode("dist/main.mjs", {
     ...benchServiceEnv(database.url, upstream.url),
-    DATABASE_POOL_SIZE: "16",
+    // 16 connections for the main pool and 8 for the asynchronous-commit writes (src/db/PgPool.ts, poolSizes).
+    DATABASE_POOL_SIZE: "24",
     METRICS_PORT: String(metricsPort)
   }, "/readyz", ServerNodeFlags)
   const setLatency = (ms: number) => fetch(`${upstream.url}/__latency?ms=${ms}`, { method: "POST" })

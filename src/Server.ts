@@ -28,6 +28,7 @@ import { docsLayer } from "./http/Docs.js"
 import { listen } from "./http/Listen.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
+import { consoleFlatJson } from "./telemetry/JsonLogger.js"
 
 /** The boundary of the service's API: the route table, the request-shape middlewares and the router. */
 export const BoundaryLive = boundaryLayer(Api, BillingPagePaths)
@@ -61,12 +62,12 @@ export const HttpLive = (options: {
     Layer.provideMerge(ServicesLive)
   )
 
-/** Log lines in the configured format, at the configured level. */
+/** Log lines in the configured format (`json`: flat fields, JsonLogger.ts), at the configured level. */
 export const LoggingLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     Layer.merge(
       Logger.layer([
-        config.logFormat === "json" ? Logger.consoleJson : config.logFormat === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt
+        config.logFormat === "json" ? consoleFlatJson : config.logFormat === "pretty" ? Logger.consolePretty() : Logger.consoleLogFmt
       ]),
       Layer.succeed(References.MinimumLogLevel, config.logLevel)
     ))

@@ -1,6 +1,6 @@
 /**
- * Every core: `WORKERS` server processes sharing one port (node:cluster starts them; the primary reserves the port and
- * each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
+ * `WORKERS` server processes sharing one port, by default one per CPU the process may use (node:cluster starts them;
+ * the primary reserves the port and each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
  * caches and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided
  * (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers, starts a worker again when one
  * dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to
@@ -10,16 +10,20 @@
  */
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
-import { availableParallelism } from "node:os"
 import { Effect, Option } from "effect"
 import { ListenAddressConfig } from "./config/AppConfig.js"
+import { availableCpus } from "./config/CpuLimit.js"
 import { isListeningMessage, reservePort, type SharedAddress, workerEnv } from "./http/SharedPort.js"
+import { serveInstanceMetrics } from "./telemetry/InstanceMetrics.js"
 
-/** The processes to run: `WORKERS` (1 to 256), or the number of cores; 1 without `DATABASE_URL`. */
-export const workerCount = (env: NodeJS.ProcessEnv = process.env): number => {
+/**
+ * The processes to run: `WORKERS` (1 to 256), or the CPUs the process may use (its container's CPU limit where set,
+ * config/CpuLimit.ts); 1 without `DATABASE_URL`.
+ */
+export const workerCount = (env: NodeJS.ProcessEnv = process.env, cpus: () => number = availableCpus): number => {
   if (env.DATABASE_URL === undefined || env.DATABASE_URL === "") return 1
   const given = env.WORKERS
-  if (given === undefined || given === "") return availableParallelism()
+  if (given === undefined || given === "") return cpus()
   const count = Number(given)
   if (!Number.isInteger(count) || count < 1 || count > 256) throw new Error(`WORKERS must be 1 to 256, not ${JSON.stringify(given)}`)
   return count
@@ -101,5 +105,14 @@ const superviseWorkers = (count: number, shared: SharedAddress | undefined): voi
   }
   process.on("SIGTERM", () => stop("SIGTERM"))
   process.on("SIGINT", () => stop("SIGINT"))
+  // The instance's one `/metrics`, adding up the workers' figures (src/telemetry/InstanceMetrics.ts).
+  serveInstanceMetrics().then(
+    (url) => url !== undefined && console.error(`metrics on ${url}`),
+    (error: Error) => {
+      console.error(`metrics: ${error.message}`)
+      failure = 1
+      stop("SIGTERM")
+    }
+  )
   for (let index = 0; index < count; index++) start()
 }

@@ -11,7 +11,12 @@ export interface Settings {
   readonly port: number
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly dataDir: string
+  /** Connections to PostgreSQL one process opens at most (`DATABASE_POOL_SIZE`). */
   readonly databasePoolSize: number
+  /** `transaction`: `DATABASE_URL` reaches PostgreSQL through a pooler in transaction mode (`DATABASE_POOLER`). */
+  readonly databasePooler: "none" | "transaction"
+  /** `organization`: no ledger batch holds two organizations' runs (`LEDGER_BATCHES`; docs/scaling.md). */
+  readonly ledgerBatches: "mixed" | "organization"
   readonly overloadMaxLagMs: number
   readonly runsMaxInFlight: number
   /** The own time per run the adaptive limit keeps runs within, in ms (`RUNS_TIME_BUDGET_MS`). */
@@ -118,8 +123,13 @@ export const SettingsConfig: Config.Config<Settings> = Config.all({
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   databasePoolSize: Config.Int("DATABASE_POOL_SIZE").pipe(
     Config.withDefault(10),
-    validate({ message: "DATABASE_POOL_SIZE must be between 1 and 100", validation: (n) => n >= 1 && n <= 100 })
+    validate({
+      message: "DATABASE_POOL_SIZE must be 2 to 100 (connections per process: one holds the migration lock while another migrates)",
+      validation: (n) => n >= 2 && n <= 100
+    })
   ),
+  databasePooler: Config.Literals(["none", "transaction"], "DATABASE_POOLER").pipe(Config.withDefault("none" as const)),
+  ledgerBatches: Config.Literals(["mixed", "organization"], "LEDGER_BATCHES").pipe(Config.withDefault("mixed" as const)),
   corsAllowedOrigins: commaList("CORS_ALLOWED_ORIGINS"),
   ledgerLeaseTtlSeconds: Config.Int("LEDGER_LEASE_TTL_SECONDS").pipe(
     Config.withDefault(15),

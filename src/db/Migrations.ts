@@ -49,9 +49,12 @@ const applyFiles = (files: ReadonlyArray<MigrationFile>) =>
 
 /**
  * Applies every migration not yet applied; returns the ones applied now. With `takeTurns` (PostgreSQL: other
- * processes may be migrating the same database) a connection of its own holds the advisory lock meanwhile (a session
- * lock: the migrator runs its own transaction on another connection) and gives it back whatever happens. The
- * embedded database has one owner and one session, and its tools may have a single connection: no lock there.
+ * processes may be migrating the same database) a connection of its own holds the advisory lock meanwhile (the
+ * migrator runs its own transaction on another connection), and gives it back whatever happens. The lock is a
+ * transaction lock held by a transaction left open until the migrations end, not a session lock: through a pooler in
+ * transaction mode (PgBouncer), a session lock would stay with whichever server session ran it, and its unlock could
+ * run on another; an open transaction keeps its server session for itself. The embedded database has one owner and
+ * one session, and its tools may have a single connection: no lock there.
  */
 export const migrate = (files: ReadonlyArray<MigrationFile> = readMigrations(), options: { readonly takeTurns?: boolean } = {}) =>
   options.takeTurns !== true
@@ -60,9 +63,10 @@ export const migrate = (files: ReadonlyArray<MigrationFile> = readMigrations(), 
       const sql = yield* SqlClient.SqlClient
       const connection = yield* sql.reserve
       yield* Effect.acquireRelease(
-        connection.execute("SELECT pg_advisory_lock($1)", [MigrationLock], undefined),
-        () => Effect.ignore(connection.execute("SELECT pg_advisory_unlock($1)", [MigrationLock], undefined))
+        connection.execute("BEGIN", [], undefined),
+        () => Effect.ignore(connection.execute("ROLLBACK", [], undefined))
       )
+      yield* connection.execute("SELECT pg_advisory_xact_lock($1)", [MigrationLock], undefined)
       return yield* applyFiles(files)
     }))
 

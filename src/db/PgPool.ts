@@ -25,10 +25,32 @@ export type PgTarget =
   | { readonly url: string }
   | { readonly host: string; readonly port: number; readonly database: string; readonly user: string }
 
+/**
+ * How the URL reaches PostgreSQL: `none`, directly (or through a pooler in session mode); `transaction`, through a
+ * pooler in transaction mode (PgBouncer's `pool_mode = transaction`), where consecutive transactions of one client
+ * connection may run on different server sessions. There statements go unnamed (a name prepared in one session is
+ * unknown to the next; PgBouncer before 1.21 does not track them), and no session setting is sent at connect (PgBouncer
+ * refuses the `options` startup parameter, and a setting would stay on a server session other clients share).
+ */
+export type Pooler = "none" | "transaction"
+
 /** Pool options. */
 export interface PgPoolOptions {
+  /** Connections this process opens at most, over both pools (`poolSizes`). */
   readonly max: number
   readonly applicationName?: string
+  readonly pooler?: Pooler
+}
+
+/**
+ * How a process's `total` connections are split: a third (rounded up) for the `asyncCommit` pool and the rest for
+ * `main`, when there are at least 6 (the admission batches keep two in use); with fewer, or through a transaction
+ * pooler (where the pool's session settings cannot be set), one pool serves both.
+ */
+export const poolSizes = (total: number, pooler: Pooler = "none"): { readonly main: number; readonly asyncCommit: number } => {
+  if (total < 6 || pooler === "transaction") return { main: total, asyncCommit: 0 }
+  const asyncCommit = Math.ceil(total / 3)
+  return { main: total - asyncCommit, asyncCommit }
 }
 
 /**
@@ -36,7 +58,9 @@ export interface PgPoolOptions {
  * per-statement span): `main` commits synchronously; `asyncCommit` runs with `synchronous_commit = off`, for writes
  * that may wait for the next WAL flush (a run's pending row, answered calls): the run's settlement, a synchronous
  * commit, flushes them before any answer depends on them. The embedded database is one session shared by every
- * connection, so there both are the same pool (PGlite has no flush to spare).
+ * connection, so there both are the same pool (PGlite has no flush to spare); so they are for a small pool, and
+ * through a transaction pooler, whose sessions take no settings of ours (`poolSizes`): those writes then commit
+ * synchronously.
  *
  * `asyncCommit` serves only the ledger's admission statements (named, written for their generic plans), so its
  * sessions use the generic plan from the first execution (`plan_cache_mode = force_generic_plan`). Left to choose,
@@ -47,8 +71,9 @@ export interface PgPoolOptions {
 export class PgPools extends Context.Service<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>()("PgPools") {}
 
 /**
- * Pools and connections that may run named (prepared) statements: those to PostgreSQL. The embedded database is one
- * session behind every connection, where a name prepared by one connection already exists for the next.
+ * Pools and connections that may run named (prepared) statements: those to PostgreSQL, unless through a transaction
+ * pooler (`Pooler`). The embedded database is one session behind every connection, where a name prepared by one
+ * connection already exists for the next.
  */
 export const namedStatementsAllowed = new WeakSet<object>()
 
@@ -70,7 +95,7 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
           types
         })
         pool.on("error", () => {})
-        if ("url" in target) {
+        if ("url" in target && options.pooler !== "transaction") {
           namedStatementsAllowed.add(pool)
           pool.on("connect", (client) => void namedStatementsAllowed.add(client))
         }
@@ -81,18 +106,17 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(2_000))
   )
 
-/** The SQL client (PgSqlClient.ts) and the raw `PgPools`, over pools to the target. */
+/** The SQL client (PgSqlClient.ts) and the raw `PgPools`, over pools to the target: `options.max` connections in all. */
 export const pgClientLayer = (target: PgTarget, options: PgPoolOptions) =>
   Layer.unwrap(
     Effect.gen(function*() {
-      const main = yield* makePool(target, options, false)
+      const sizes = "url" in target ? poolSizes(options.max, options.pooler) : { main: options.max, asyncCommit: 0 }
+      const main = yield* makePool(target, { ...options, max: sizes.main }, false)
       yield* Effect.tryPromise({
         try: () => main.query("SELECT 1"),
         catch: (cause) => toSqlError(cause, "could not connect to the database")
       })
-      const asyncCommit = "url" in target
-        ? yield* makePool(target, { ...options, max: Math.max(2, Math.ceil(options.max / 2)) }, true)
-        : main
+      const asyncCommit = sizes.asyncCommit > 0 ? yield* makePool(target, { ...options, max: sizes.asyncCommit }, true) : main
       return Layer.merge(
         pgSqlClientLayer(main),
         Layer.succeed(PgPools, { main, asyncCommit })

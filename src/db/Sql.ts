@@ -18,7 +18,7 @@ export const SqlLive = Layer.unwrap(
     const config = yield* AppConfig
     if (Option.isSome(config.databaseUrl)) {
       return Layer.merge(
-        pgClientLayer({ url: Redacted.value(config.databaseUrl.value) }, { max: config.databasePoolSize }),
+        pgClientLayer({ url: Redacted.value(config.databaseUrl.value) }, { max: config.databasePoolSize, pooler: config.databasePooler }),
         Layer.succeed(DatabaseKind, "postgres")
       )
     }

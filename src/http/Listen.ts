@@ -17,6 +17,7 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { Boundary, RouterSettings } from "./Boundary.js"
+import { withServerSpanNames } from "./ServerSpans.js"
 import { makeCors } from "./Cors.js"
 import { errorBoundary } from "./ErrorBoundary.js"
 import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
@@ -78,9 +79,8 @@ Effect.gen(function*() {
   }
 })
 
-/** A request handler whose requests' spans are named `http.server <METHOD>`. */
-const traced = <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
-  Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, (request) => `http.server ${request.method}`)
+/** A request handler whose requests' spans are named `{method} {route}` (ServerSpans.ts). */
+const traced = withServerSpanNames
 
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
 const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>

@@ -3,12 +3,14 @@
  * (Metrics.ts), and, unless `ACCESS_LOG=false`, one access log line at info level with the method, route, status,
  * duration and (through the request log context, RequestLogContext.ts) the request id and trace id. It wraps the
  * whole app, error mapping included, so the status is the one sent; a request the overload guard sheds never
- * reaches it (Overload.ts counts those). The work per request is a route lookup, two metric updates and the line.
+ * reaches it (Overload.ts counts those). While tracing is on, it also gives the request's server span its route and,
+ * on a 5xx, its `error.type` (ServerSpans.ts). The work per request is a route lookup, two metric updates and the line.
  */
 import { Cause, Context, Effect, Exit, References } from "effect"
 import { HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { count, httpRequestSeconds, httpRequests, labels, LabelSets, record } from "../telemetry/Metrics.js"
 import { methodLabel, pathOf, type RouteLabeler } from "./RouteLabels.js"
+import { annotateServerSpan, serverSpanOf } from "./ServerSpans.js"
 
 /** The status counted for a request whose client went away before it was answered (nginx's convention). */
 export const ClientClosedStatus = 499
@@ -59,7 +61,12 @@ export const observeRequests = (options: { readonly routes: RouteLabeler; readon
   return Effect.withFiber((fiber) => {
     const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const started = performance.now()
-    return Effect.onExit(app, (exit) =>
-      observe(request.method, options.routes(request.method, pathOf(request.url)), statusOf(exit), performance.now() - started))
+    const span = serverSpanOf(fiber)
+    return Effect.onExit(app, (exit) => {
+      const route = options.routes(request.method, pathOf(request.url))
+      const status = statusOf(exit)
+      if (span !== undefined) annotateServerSpan(span, route, status)
+      return observe(request.method, route, status, performance.now() - started)
+    })
   })
 }

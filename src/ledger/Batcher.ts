@@ -4,7 +4,8 @@
  * most `maxInFlight` transactions running and gathers the requests that arrive meanwhile, from any organization,
  * into the next one: at one request in flight a request waits for nothing, and under load a run pays a share of a
  * transaction instead of a whole one. Each request still gets its own outcome; a batch that fails fails each of its
- * requests.
+ * requests. With `groupOf` (`LEDGER_BATCHES=organization`) each group, an organization, has batches of its own, with
+ * `maxInFlight` for each group: no transaction holds two organizations' requests (docs/scaling.md).
  */
 import { Effect, Exit } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"
@@ -25,6 +26,13 @@ interface Pending<I, O, E> {
  */
 export const LedgerBatches = { maxBatch: 128, maxInFlight: 1 } as const
 
+/** Batch limits, and the group of a request when batches hold one group's requests only. */
+export interface BatchOptions<I> {
+  readonly maxBatch: number
+  readonly maxInFlight: number
+  readonly groupOf?: ((item: I) => string) | undefined
+}
+
 /** Submits work to batches. */
 export interface Batcher<I, O, E> {
   readonly submit: (item: I) => Effect.Effect<O, E>
@@ -38,11 +46,12 @@ export interface Batcher<I, O, E> {
  */
 export const makeBatcher = <I, O, E, E2, R>(
   process: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<Exit.Exit<O, E>>, E2, R>,
-  options: { readonly maxBatch: number; readonly maxInFlight: number }
+  options: BatchOptions<I>
 ): Effect.Effect<Batcher<I, O, E | E2>, never, R> =>
   Effect.map(Effect.context<R>(), (services) => {
-    const queue: Array<Pending<I, O, E | E2>> = []
-    let running = 0
+    // The queue and running batches of each group (one group, "", without `groupOf`); a group's entry goes once it
+    // has neither.
+    const groups = new Map<string, { readonly queue: Array<Pending<I, O, E | E2>>; running: number }>()
     // Batches run in fibers of their own, from the context the batcher was made in (its services, its loggers).
     const fork = Effect.runForkWith(services)
 
@@ -53,27 +62,34 @@ export const makeBatcher = <I, O, E, E2, R>(
         }
       })
 
-    const drain: Effect.Effect<void, never, R> = Effect.suspend(() => {
-      if (queue.length === 0) {
-        running--
-        return Effect.void
-      }
-      const batch = queue.splice(0, options.maxBatch)
-      return process(batch.map((pending) => pending.item)).pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => settle(batch, exit)),
-        Effect.andThen(drain)
-      )
-    })
+    const drain = (key: string, group: { readonly queue: Array<Pending<I, O, E | E2>>; running: number }): Effect.Effect<void, never, R> =>
+      Effect.suspend(() => {
+        if (group.queue.length === 0) {
+          if (--group.running === 0) groups.delete(key)
+          return Effect.void
+        }
+        const batch = group.queue.splice(0, options.maxBatch)
+        return process(batch.map((pending) => pending.item)).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => settle(batch, exit)),
+          Effect.andThen(drain(key, group))
+        )
+      })
 
-    /** Queues an item and starts a batch when fewer than `maxInFlight` run. */
+    /** Queues an item and starts a batch of its group when fewer than `maxInFlight` of the group's run. */
     const enqueue = (item: I): Completion<O, E | E2> => {
       const completion = makeCompletion<O, E | E2>()
-      queue.push({ item, completion })
-      if (running < options.maxInFlight) {
-        running++
+      const key = options.groupOf === undefined ? "" : options.groupOf(item)
+      let group = groups.get(key)
+      if (group === undefined) {
+        group = { queue: [], running: 0 }
+        groups.set(key, group)
+      }
+      group.queue.push({ item, completion })
+      if (group.running < options.maxInFlight) {
+        group.running++
         // The batch starts at once, in a fiber of its own: the first request of an idle batcher waits for nothing.
-        fork(drain)
+        fork(drain(key, group))
       }
       return completion
     }

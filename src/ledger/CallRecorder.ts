@@ -8,6 +8,7 @@
  * commit (settlement's synchronous commit flushes them).
  */
 import { Context, Effect, Exit, type Fiber, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { makeBatcher } from "./Batcher.js"
 import { query, type Statement } from "./LedgerSql.js"
@@ -49,6 +50,7 @@ export interface CallRecorderService {
 
 const make = Effect.gen(function*() {
   const { asyncCommit } = yield* PgPools
+  const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
   const fork = Effect.runForkWith(yield* Effect.context<never>())
 
   const recordBatch = (groups: ReadonlyArray<{ readonly organizationId: string; readonly calls: ReadonlyArray<LedgerCall> }>) =>
@@ -58,7 +60,11 @@ const make = Effect.gen(function*() {
       groups.map(() => Exit.void)
     )
 
-  const batcher = yield* makeBatcher(recordBatch, { maxBatch: 128, maxInFlight: 1 })
+  const batcher = yield* makeBatcher(recordBatch, {
+    maxBatch: 128,
+    maxInFlight: 1,
+    groupOf: byOrganization ? (group: { readonly organizationId: string }) => group.organizationId : undefined
+  })
 
   const record = (organizationId: string, calls: ReadonlyArray<LedgerCall>) =>
     batcher.submit({ organizationId, calls }).pipe(

@@ -1,6 +1,7 @@
 /**
  * The ledger's statements on the raw `pg` pools (db/PgPool.ts): each named, so PostgreSQL parses and plans it once
- * per connection (not on the embedded database, one session behind every connection), and run without the SQL client's per-statement machinery, on the hot path of every run. Failures
+ * per connection (not on the embedded database, one session behind every connection, nor through a transaction
+ * pooler, db/PgPool.ts), and run without the SQL client's per-statement machinery, on the hot path of every run. Failures
  * are `SqlError`s like the client's, so the one mapping of db/Unavailable.ts applies; a transaction helper keeps a
  * connection for the few multi-statement operations (the exact admission path, lease changes).
  */

@@ -8,7 +8,7 @@
  * `pg` ends each statement with its own `Sync`, so a query of this module's own (`pg.Query` with its `prepare` step
  * replaced) writes them. It binds only statements the connection has prepared already: a connection that has not
  * (a new one) runs them the usual way, between `BEGIN` and `COMMIT`, which prepares them for the next time. The
- * embedded database (no named statements) always goes the usual way. Inside a transaction already open
+ * embedded database and a transaction pooler (no named statements) always go the usual way. Inside a transaction already open
  * (`stepsInTransaction`), the same round trip runs statements that need no answer of the one before them.
  */
 import { Effect } from "effect"

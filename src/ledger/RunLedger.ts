@@ -9,6 +9,7 @@
  * (Holder.ts) when a process dies.
  */
 import { Context, Effect, Exit, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { type Fork, forkOf } from "../fibers/Fork.js"
 import { type AdmissionDone, admitNowWith } from "./AdmissionFlow.js"
@@ -27,7 +28,7 @@ import {
   type SettlementResult,
   settlementIdentity
 } from "./LedgerParts.js"
-import type { RunEnd } from "./Settlement.js"
+import type { RunEnd, SettlementInput } from "./Settlement.js"
 import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
 import { returnLeasesWhenIdle } from "./Slices.js"
 import { addGaugeSampler, labels, ledgerSettlementsWaiting, record } from "../telemetry/Metrics.js"
@@ -90,6 +91,13 @@ const settleWith = ({ after, escrow, fork: ledgerFork, queue }: LedgerParts): Ru
 const make = Effect.gen(function*() {
   const pools = yield* PgPools
   const holder = yield* LedgerHolder
+  // One organization's runs per batch where a distributed PostgreSQL routes each transaction by organization.
+  const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
+  const admissionBatches = { ...LedgerBatches, groupOf: byOrganization ? (request: FastRequest) => request.run.organizationId : undefined }
+  const settlementBatches = {
+    ...LedgerBatches,
+    groupOf: byOrganization ? (input: SettlementInput) => input.organizationId : undefined
+  }
   const services = yield* Effect.context<never>()
   const escrow = new Escrow()
   holder.onReregistered(() => escrow.retireAll())
@@ -104,7 +112,7 @@ const make = Effect.gen(function*() {
             return outcomes.map((outcome) => Exit.succeed(outcome))
           }
         ),
-      LedgerBatches
+      admissionBatches
     )
   const fastBatcher = yield* batcherOf(false)
   const keyedBatcher = yield* batcherOf(true)
@@ -115,7 +123,7 @@ const make = Effect.gen(function*() {
     fork: Effect.runForkWith(services),
     escrow,
     limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
-    queue: makeSettlementQueue(pools.main, LedgerBatches, services),
+    queue: makeSettlementQueue(pools.main, settlementBatches, services),
     fastBatcher,
     keyedBatcher
   }

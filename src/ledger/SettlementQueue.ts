@@ -7,15 +7,18 @@
  * ids dropped) so its cost is still billed. A batch that fails because the database is unreachable is retried with
  * backoff until it commits: the calls happened and must be billed. Until a run's settlement is being attempted, its
  * end may still be changed (`yieldTo`), so a caller answered with a failure at the deadline never finds the run stored
- * completed.
+ * completed. With `groupOf` (`LEDGER_BATCHES=organization`) each organization's runs are settled in batches of their
+ * own, `maxInFlight` of them per organization.
  */
 import { type Context, Effect, Exit } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { isDataError } from "../db/Unavailable.js"
 import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
+import type { BatchOptions } from "./Batcher.js"
 import { type Completion, makeCompletion } from "./Completion.js"
 import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
+import { countSettledRun } from "../telemetry/SpendMetrics.js"
 
 /** Settles a batch in one transaction (`settleBatch`; a test may stand in its own). */
 export type SettleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>) => Effect.Effect<BatchResult, SqlError>
@@ -74,14 +77,15 @@ const Unsettled = labels({ result: "unsettled" })
 /** The queue's state and steps; `makeSettlementQueue` hands out its `submit`. */
 class Queue {
   private readonly items: Array<Item> = []
-  private running = 0
+  /** Batches being attempted, by group ("" for all when batches are not grouped). */
+  private readonly running = new Map<string, number>()
   /** Runs submitted and not finished: queued, being attempted or waiting to be retried. */
   waiting = 0
   private readonly fork: ReturnType<typeof Effect.runForkWith<never>>
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly options: { readonly maxBatch: number; readonly maxInFlight: number },
+    private readonly options: BatchOptions<SettlementInput>,
     services: Context.Context<never>,
     private readonly settle: SettleBatch
   ) {
@@ -100,7 +104,7 @@ class Queue {
     }
     this.items.push(item)
     this.waiting++
-    this.kick()
+    this.kick(this.groupOf(item))
     return {
       committed: item.completion.wait,
       onCommitted: (callback) => item.completion.listen((exit) => Exit.isSuccess(exit) && callback(exit.value)),
@@ -115,6 +119,7 @@ class Queue {
   private finish(item: Item, stored: boolean, batch: BatchResult): void {
     item.state = "done"
     this.waiting--
+    if (stored) countSettledRun(item.input.end.state, item.input.end.calls)
     item.completion.complete(Exit.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
   }
 
@@ -125,7 +130,7 @@ class Queue {
     setTimeout(() => {
       item.state = "queued"
       this.items.push(item)
-      this.kick()
+      this.kick(this.groupOf(item))
     }, delay).unref?.()
   }
 
@@ -170,21 +175,37 @@ class Queue {
     )
   }
 
-  /** The next batch: the runs at the front of one part of a refused batch, or else of none. */
-  private take(): Array<Item> {
-    const first = this.items[0]
-    if (first === undefined) return []
+  private groupOf(item: Item): string {
+    return this.options.groupOf === undefined ? "" : this.options.groupOf(item.input)
+  }
+
+  /**
+   * The group's next batch: its runs at the front of the queue of one part of a refused batch, or else of none (other
+   * groups' runs between them are left for their own batches).
+   */
+  private take(group: string): Array<Item> {
     const batch: Array<Item> = []
-    while (batch.length < this.options.maxBatch && this.items.length > 0 && this.items[0]!.part === first.part) {
-      batch.push(this.items.shift()!)
+    let part: object | null | undefined
+    for (let index = 0; index < this.items.length && batch.length < this.options.maxBatch;) {
+      const item = this.items[index]!
+      if (this.groupOf(item) !== group) {
+        index++
+        continue
+      }
+      if (part === undefined) part = item.part
+      else if (item.part !== part) break
+      batch.push(item)
+      this.items.splice(index, 1)
     }
     return batch
   }
 
-  private readonly drain: Effect.Effect<void> = Effect.suspend(() => {
-    const batch = this.take()
+  private readonly drain = (group: string): Effect.Effect<void> => Effect.suspend(() => {
+    const batch = this.take(group)
     if (batch.length === 0) {
-      this.running--
+      const left = this.running.get(group)! - 1
+      if (left === 0) this.running.delete(group)
+      else this.running.set(group, left)
       return Effect.void
     }
     for (const item of batch) item.state = "attempting"
@@ -196,14 +217,15 @@ class Queue {
             for (const item of batch) this.finish(item, result.settled.has(item.input.id), result)
           })
       }),
-      Effect.andThen(this.drain)
+      Effect.andThen(this.drain(group))
     )
   })
 
-  private kick(): void {
-    while (this.running < this.options.maxInFlight && this.items.length > 0) {
-      this.running++
-      this.fork(this.drain)
+  /** Starts batches of the group of a run just queued, up to `maxInFlight` of them. */
+  private kick(group: string): void {
+    for (let running = this.running.get(group) ?? 0; running < this.options.maxInFlight; running++) {
+      this.running.set(group, running + 1)
+      this.fork(this.drain(group))
     }
   }
 }
@@ -219,7 +241,7 @@ export interface SettlementQueue {
 /** A settlement queue over `pool` (whose commits are synchronous); its batches run in fibers with `services`. */
 export const makeSettlementQueue = (
   pool: pg.Pool,
-  options: { readonly maxBatch: number; readonly maxInFlight: number },
+  options: BatchOptions<SettlementInput>,
   services: Context.Context<never>,
   settle: SettleBatch = settleBatch
 ): SettlementQueue => {

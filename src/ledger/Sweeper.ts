@@ -8,6 +8,7 @@
  * accounts in one order and bills each call once.
  */
 import { Effect, Layer, Schedule } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { LedgerHolder } from "./Holder.js"
 import { query, type Statement } from "./LedgerSql.js"
@@ -85,15 +86,29 @@ const abandoned = (run: HeldRun): SettlementInput => ({
   }
 })
 
+/** Runs by organization (`LEDGER_BATCHES=organization`: no settlement holds two organizations' runs). */
+const organizationsOf = (runs: ReadonlyArray<HeldRun>): ReadonlyArray<ReadonlyArray<HeldRun>> => {
+  const groups = new Map<string, Array<HeldRun>>()
+  for (const run of runs) {
+    const group = groups.get(run.organization_id)
+    if (group === undefined) groups.set(run.organization_id, [run])
+    else group.push(run)
+  }
+  return [...groups.values()]
+}
+
 /** Settles the runs of dead holders (and abandoned runs without a holder) once; returns how many. */
 export const sweepOnce = Effect.gen(function*() {
   const { main } = yield* PgPools
   const holder = yield* LedgerHolder
+  const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
   let swept = 0
   const settle = (runs: ReadonlyArray<HeldRun>) =>
-    runs.length === 0
-      ? Effect.void
-      : Effect.tap(settleBatch(main, runs.map(abandoned)), () => Effect.sync(() => (swept += runs.length)))
+    Effect.forEach(
+      byOrganization ? organizationsOf(runs) : runs.length === 0 ? [] : [runs],
+      (batch) => Effect.tap(settleBatch(main, batch.map(abandoned)), () => Effect.sync(() => (swept += batch.length))),
+      { discard: true }
+    )
   yield* settle(yield* query<HeldRun>(main, legacyRuns, [AbandonedAfterSeconds]))
   if (holder.steady()) {
     for (const { id } of yield* query<{ id: string }>(main, deadHolders, [holder.ttlSeconds, holder.id()])) {

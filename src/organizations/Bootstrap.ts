@@ -1,6 +1,7 @@
 /**
  * First start on the embedded database: when no organization exists, create organization `default` with an owner key,
- * print the secret once on stdout and write `{organization_id, key_id, secret}` to `DATA_DIR/bootstrap.json` (mode
+ * print the secret once on stderr, straight to the stream and never as a log line (log lines go to stdout, where log
+ * shippers collect and keep them), and write `{organization_id, key_id, secret}` to `DATA_DIR/bootstrap.json` (mode
  * 0600). Never on PostgreSQL, where operators create organizations with the CLI.
  */
 import { Effect, Layer, Option } from "effect"
@@ -46,6 +47,6 @@ export const BootstrapLive = Layer.effectDiscard(
       { mode: 0o600 }
     )
     chmodSync(file, 0o600)
-    yield* Effect.sync(() => console.log(announce(created.value, file, `http://${config.host}:${config.port}`)))
+    yield* Effect.sync(() => process.stderr.write(`${announce(created.value, file, `http://${config.host}:${config.port}`)}\n`))
   })
 )

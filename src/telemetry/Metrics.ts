@@ -172,3 +172,15 @@ export const addGaugeSampler = (sample: () => void) =>
 export const sampleGauges = (): void => {
   for (const sample of samplers) sample()
 }
+
+/** Tokens of settled runs' model calls, by `model`, `kind` (input, output) and the run's `outcome`. */
+export const upstreamTokens = counter(
+  "arbiter_upstream_tokens_total",
+  "Tokens of the model calls of settled runs, by model, kind (input, output) and run outcome (completed, failed, pending)"
+)
+
+/** What settled runs' model calls cost, in micro-USD, by `model` and the run's `outcome`. */
+export const spendMicroUsd = counter(
+  "arbiter_spend_micro_usd_total",
+  "Cost of the model calls of settled runs in micro-USD, by model and run outcome (completed, failed, pending)"
+)

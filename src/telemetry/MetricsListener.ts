@@ -2,10 +2,11 @@
  * Where metrics leave the process. The Prometheus scrape endpoint `GET /metrics` is served on a listener of its
  * own, off unless `METRICS_PORT` is set, bound to `METRICS_HOST` (default 127.0.0.1): the public port never
  * answers it (it stays `404` there), so traffic figures, routes and pool sizes are not published to API callers and
- * need no credential, and the operator decides who may reach the port (a sidecar, a pod network, a firewall). Under
- * `WORKERS`, worker n (node:cluster's id, from 1) listens on `METRICS_PORT + n - 1`, as each process holds its own
- * figures. This layer also samples the gauges of the database pools (and, when OTLP export is on, samples every
- * gauge once a second so each push carries recent values).
+ * need no credential, and the operator decides who may reach the port (a sidecar, a pod network, a firewall). The
+ * page holds the service's families (`arbiter_*`, Metrics.ts) and the process's and Node's (RuntimeMetrics.ts). Under
+ * `WORKERS`, the primary serves the port for the whole instance (InstanceMetrics.ts) and each worker answers the
+ * primary's requests for its figures instead of listening. This layer also samples the gauges of the database pools
+ * (and, when OTLP export is on, samples every gauge once a second so each push carries recent values).
  */
 import cluster from "node:cluster"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
@@ -14,8 +15,20 @@ import { Context, Effect, Layer, Option, Schedule } from "effect"
 import type pg from "pg"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
-import { addGaugeSampler, dbPoolConnections, dbPoolIdle, dbPoolWaiting, labels, record, sampleGauges } from "./Metrics.js"
-import { PrometheusContentType, renderPrometheus } from "./Prometheus.js"
+import { answerMetricsRequests } from "./InstanceMetrics.js"
+import { familiesOf } from "./MetricFamilies.js"
+import {
+  addGaugeSampler,
+  dbPoolConnections,
+  dbPoolIdle,
+  dbPoolWaiting,
+  labels,
+  record,
+  sampleGauges,
+  snapshotMetrics
+} from "./Metrics.js"
+import { PrometheusContentType, renderFamilies } from "./Prometheus.js"
+import { runtimeFamilies, startRuntimeMetrics } from "./RuntimeMetrics.js"
 
 /** Where the metrics listener listens; none when it is off. */
 export class MetricsAddress extends Context.Service<
@@ -35,6 +48,12 @@ const poolSampler = (pools: { readonly main: pg.Pool; readonly asyncCommit: pg.P
   }
 }
 
+/** The service's families now, its gauges sampled first. */
+const serviceFamilies = () => {
+  sampleGauges()
+  return familiesOf(snapshotMetrics())
+}
+
 const answer = (request: IncomingMessage, response: ServerResponse): void => {
   const path = (request.url ?? "/").split("?", 1)[0]
   if (path !== "/metrics") {
@@ -45,8 +64,7 @@ const answer = (request: IncomingMessage, response: ServerResponse): void => {
     response.writeHead(405, { allow: "GET, HEAD", "content-length": "0" }).end()
     return
   }
-  sampleGauges()
-  const body = renderPrometheus()
+  const body = renderFamilies([...serviceFamilies(), ...runtimeFamilies()])
   response.writeHead(200, { "content-type": PrometheusContentType, "content-length": Buffer.byteLength(body) })
   response.end(request.method === "HEAD" ? undefined : body)
 }
@@ -69,8 +87,11 @@ export const serveMetrics = (host: string, port: number) =>
     return { host: address.address, port: address.port, url: `http://${shown}:${address.port}/metrics` }
   }))
 
-/** This process's metrics port: `METRICS_PORT`, shifted by the worker's id under node:cluster. */
-const processPort = (port: number): number => port === 0 || !cluster.isWorker ? port : port + cluster.worker!.id - 1
+/** A worker's part: its figures, sent to the primary (InstanceMetrics.ts) when it asks, for the life of the scope. */
+const answerPrimary = Effect.acquireRelease(
+  Effect.sync(() => answerMetricsRequests(() => ({ service: serviceFamilies(), runtime: runtimeFamilies() }))),
+  (stop) => Effect.sync(stop)
+)
 
 /** Pool gauges, the OTLP gauge sampling and the Prometheus listener, as configured. */
 export const MetricsLive = Layer.effect(
@@ -82,7 +103,12 @@ export const MetricsLive = Layer.effect(
       yield* Effect.forkScoped(Effect.repeat(Effect.sync(sampleGauges), Schedule.spaced("1 second")))
     }
     if (Option.isNone(config.metricsPort)) return Option.none()
-    const address = yield* serveMetrics(config.metricsHost, processPort(config.metricsPort.value))
+    startRuntimeMetrics()
+    if (cluster.isWorker) {
+      yield* answerPrimary
+      return Option.none()
+    }
+    const address = yield* serveMetrics(config.metricsHost, config.metricsPort.value)
     yield* Effect.logInfo(`metrics on ${address.url}`)
     return Option.some(address)
   })

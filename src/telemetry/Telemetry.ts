@@ -1,12 +1,13 @@
 /**
- * Tracing and metrics export. Tracing: a span per request (the platform's `http.server` span, annotated with the
- * request id), per SQL statement (`sql.execute`, from effect/sql) and per model call. W3C `traceparent` headers
- * continue the caller's trace. Spans are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set;
- * otherwise tracing is switched off, which spares the hot path the cost of spans nobody reads. Metrics (Metrics.ts)
+ * Tracing and metrics export. Tracing: a span per request (the platform's server span, named `{method} {route}` with
+ * OpenTelemetry's HTTP attributes by src/http/ServerSpans.ts, annotated with the request id), per SQL statement
+ * (`sql.execute`, from effect/sql) and per model call. W3C `traceparent` headers continue the caller's trace. Spans
+ * are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; otherwise tracing is switched off, which
+ * spares the hot path the cost of spans nobody reads. Metrics (Metrics.ts)
  * are pushed to the same endpoint (`/v1/metrics`, OTLP/HTTP JSON, cumulative) every `OTEL_METRIC_EXPORT_INTERVAL`
  * ms by Effect's OTLP exporter (effect/observability), which reads the same registry the Prometheus listener
- * renders. Each process is its own `service.instance.id` (host and pid), so the figures of several workers are not
- * merged.
+ * renders. Each process pushes its own, as its own `service.instance.id` (host and pid): the collector adds up the
+ * workers' figures (the Prometheus listener of an instance adds them up itself, InstanceMetrics.ts).
  */
 import { hostname } from "node:os"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"

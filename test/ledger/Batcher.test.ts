@@ -8,7 +8,7 @@ import { Deferred, Effect, Exit, Fiber } from "effect"
 import { makeBatcher } from "../../src/ledger/Batcher.js"
 
 /** A batcher whose batches wait for `release` while `hold` is set; records the batches it ran. */
-const recordingBatcher = (options: { maxBatch: number; maxInFlight: number }) =>
+const recordingBatcher = (options: { maxBatch: number; maxInFlight: number; groupOf?: (item: number) => string }) =>
   Effect.gen(function*() {
     const batches: Array<ReadonlyArray<number>> = []
     const release = yield* Deferred.make<void>()
@@ -95,5 +95,25 @@ describe("Batcher", () => {
       assert.deepStrictEqual(outcomes.map((outcome) => outcome._tag === "Failure" ? outcome.failure : outcome.success), ["unlucky batch", "unlucky batch"])
       assert.strictEqual(yield* batcher.submit(6), 60, "the batcher goes on after a failed batch")
       assert.deepStrictEqual(batches, [[2], [13, 4], [6]])
+    }))
+  it.effect("groupOf: no batch holds two groups' requests, and each group has its own batch in flight", () =>
+    Effect.gen(function*() {
+      const { batcher, batches, release } = yield* recordingBatcher({
+        maxBatch: 10,
+        maxInFlight: 1,
+        groupOf: (item) => item >= 100 ? "b" : "a"
+      })
+      const firsts = yield* Effect.forkChild(Effect.forEach([2, 102], (item) => batcher.submit(item), { concurrency: "unbounded" }))
+      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
+      assert.deepStrictEqual(batches, [[2], [102]], "one batch in flight per group, both at once")
+      const rest = yield* Effect.forkChild(Effect.forEach([4, 104, 6, 106], (item) => batcher.submit(item), {
+        concurrency: "unbounded"
+      }))
+      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
+      assert.strictEqual(batches.length, 2, "the rest wait for their group's batch in flight")
+      yield* release
+      assert.deepStrictEqual(yield* Fiber.join(firsts), [20, 1020])
+      assert.deepStrictEqual(yield* Fiber.join(rest), [40, 1040, 60, 1060])
+      assert.deepStrictEqual(batches.slice(2).map((batch) => [...batch].sort()).sort(), [[104, 106], [4, 6]])
     }))
 })

@@ -197,4 +197,25 @@ describe("SettlementQueue", () => {
       assert.strictEqual((yield* counted("arbiter_ledger_settlement_retries_total")) - before, 2)
       assert.strictEqual(queue.waiting(), 0)
     }))
+  it.effect("groupOf: each organization's runs settle in batches of their own, one in flight per organization", () =>
+    Effect.gen(function*() {
+      const { release, settle, transactions } = yield* standIn()
+      const services = yield* Effect.context<never>()
+      const queue = makeSettlementQueue({} as pg.Pool, {
+        maxBatch: 128,
+        maxInFlight: 1,
+        groupOf: (input) => input.organizationId
+      }, services, settle)
+      const of = (id: string, organizationId: string) => ({ ...run(id), organizationId })
+      const first = queue.submit(of("a-0", "org_a"))
+      const rest = ["a-1", "b-1", "a-2", "b-2"].map((id) => queue.submit(of(id, `org_${id[0]}`)))
+      // org_b has no batch in flight: its first run does not wait for org_a's held transaction.
+      yield* Effect.repeat(Effect.yieldNow, { times: 10 })
+      assert.deepStrictEqual(transactions.slice(0, 2), [["a-0"], ["b-1"]])
+      yield* Deferred.succeed(release, undefined)
+      assert.isTrue((yield* first.committed).stored)
+      for (const ticket of rest) assert.isTrue((yield* ticket.committed).stored)
+      assert.deepStrictEqual(transactions.map((ids) => [...ids]).sort(), [["a-0"], ["a-1", "a-2"], ["b-1"], ["b-2"]])
+      assert.strictEqual(queue.waiting(), 0)
+    }))
 })

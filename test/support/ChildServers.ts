@@ -15,23 +15,30 @@ import { DatabaseKind } from "../../src/db/Sql.js"
 import { DirectoryLive } from "../../src/Services.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { type Child, startNode } from "../../bench/support/Processes.js"
+import { startPgBouncer } from "./PgBouncer.js"
 import { type TcpProxy, tcpProxy } from "./TcpProxy.js"
 import { freshDatabaseSettings } from "./TestDatabase.js"
 
 /** The running children, in start order. */
 export class ChildServers extends Context.Service<ChildServers, ReadonlyArray<Child>>()("test/ChildServers") {}
 
+/** The `DATABASE_URL` the children were given (through the proxy or PgBouncer when asked for); none on PGlite. */
+export class ChildDatabaseUrl extends Context.Service<ChildDatabaseUrl, string | undefined>()("test/ChildDatabaseUrl") {}
+
 /** The TCP proxy the children reach PostgreSQL through, when asked for (`viaProxy`). */
 export class DatabaseProxy extends Context.Service<DatabaseProxy, TcpProxy>()("test/DatabaseProxy") {}
 
 /**
  * Options of the children: how many, settings as environment variables (merged over the test defaults), and whether
- * they reach PostgreSQL through a proxy the test can cut (the test's own connection stays direct).
+ * they reach PostgreSQL through a proxy the test can cut or through PgBouncer (the test's own connection stays
+ * direct).
  */
 export interface ChildServerOptions {
   readonly count?: number
   readonly env?: Readonly<Record<string, string>>
   readonly viaProxy?: boolean
+  /** The children reach PostgreSQL through a PgBouncer of the test's own in transaction mode (`DATABASE_POOLER`). */
+  readonly viaPgBouncer?: boolean
 }
 
 const noProxy: TcpProxy = {
@@ -77,6 +84,11 @@ export const ChildServersLive = (options: ChildServerOptions = {}) =>
           return made
         })
         : undefined
+      if (postgres && options.viaPgBouncer === true) {
+        const bouncer = yield* startPgBouncer(env.DATABASE_URL!)
+        env.DATABASE_URL = bouncer.through(env.DATABASE_URL!)
+        env.DATABASE_POOLER = "transaction"
+      }
       const children: Array<Child> = []
       for (let index = 0; index < count; index++) {
         children.push(yield* Effect.acquireRelease(
@@ -94,6 +106,7 @@ export const ChildServersLive = (options: ChildServerOptions = {}) =>
         Layer.succeed(DatabaseKind, postgres ? "postgres" : "embedded"),
         Layer.succeed(ChildServers, children),
         Layer.succeed(DatabaseProxy, proxy ?? noProxy),
+        Layer.succeed(ChildDatabaseUrl, env.DATABASE_URL),
         Layer.succeed(ServerAddress, { host: first.hostname, port: Number(first.port), url: children[0]!.url })
       ).pipe(Layer.provideMerge(config))
     })

@@ -61,7 +61,7 @@ describe("withRequestContext", () => {
         yield* Effect.logWarning("database failure")
         return yield* Effect.currentSpan
       }).pipe(
-        Effect.withSpan("http.server GET"),
+        Effect.withSpan("GET /healthz"),
         Effect.provideService(CurrentRequestId, "req-ctx-1"),
         Effect.provideService(Logger.CurrentLoggers, new Set([withRequestContext(capture(lines))]))
       )
@@ -80,7 +80,7 @@ describe("withRequestContext", () => {
       const lines: Array<Line> = []
       const logIn = (requestId: string, parent?: Tracer.AnySpan) =>
         Effect.logInfo("inside").pipe(
-          Effect.withSpan("http.server GET", parent === undefined ? {} : { parent }),
+          Effect.withSpan("GET /healthz", parent === undefined ? {} : { parent }),
           Effect.withTracerEnabled(false),
           Effect.provideService(CurrentRequestId, requestId),
           Effect.provideService(Logger.CurrentLoggers, new Set([withRequestContext(capture(lines))]))

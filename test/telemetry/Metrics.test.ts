@@ -1,7 +1,7 @@
 /**
  * `GET /metrics` on the metrics listener (`METRICS_PORT`): after a few requests it shows counts and latency
- * histograms by route template and status, run outcomes and credit admissions, and the database pool gauges, in
- * the Prometheus text format. Exposure: the listener is off unless the port is set, binds `METRICS_HOST`
+ * histograms by route template and status, run outcomes and credit admissions, tokens and spend by model and run
+ * outcome, the database pool gauges, and the process's and Node's own figures, in the Prometheus text format. Exposure: the listener is off unless the port is set, binds `METRICS_HOST`
  * (127.0.0.1 by default), serves only `/metrics`, and the public port never answers `/metrics`.
  */
 import { assert, describe, layer } from "@effect/vitest"
@@ -65,7 +65,8 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         const broke = yield* seedOrganization({ billing: true })
         const idempotencyKey = `metrics-${Date.now()}`
         const before = yield* scrape
-        assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
+        const completed = yield* postRun(paying.secret, oneQuestion(), idempotencyKey)
+        assert.strictEqual(completed.status, 200)
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), idempotencyKey)).status, 200)
         assert.strictEqual((yield* postRun(broke.secret, oneQuestion())).status, 402)
         assert.strictEqual((yield* postRun(paying.secret, oneQuestion(), null)).status, 400)
@@ -81,6 +82,48 @@ layer(TestServerLive({ metricsPort: Option.some(0) }), { excludeTestServices: tr
         assert.strictEqual(credit(`route="/v1/runs",result="admitted",code="none"`), 1)
         assert.strictEqual(credit(`route="/v1/runs",result="refused",code="insufficient_credits"`), 1)
         assert.strictEqual(added("arbiter_http_requests_total", `method="POST",route="/v1/runs",status="402"`), 1)
+        // Tokens and spend of the one run settled (the replay and the refusals call no model), by model and outcome.
+        const run = completed.json() as {
+          decision: { model: string }
+          usage: { input_tokens: number; output_tokens: number }
+          cost_micros: number
+        }
+        const model = `model="${run.decision.model}"`
+        assert.isAbove(run.usage.input_tokens, 0)
+        assert.strictEqual(added("arbiter_upstream_tokens_total", `${model},kind="input",outcome="completed"`), run.usage.input_tokens)
+        assert.strictEqual(added("arbiter_upstream_tokens_total", `${model},kind="output",outcome="completed"`), run.usage.output_tokens)
+        assert.strictEqual(added("arbiter_spend_micro_usd_total", `${model},outcome="completed"`), run.cost_micros)
+        assert.include(after, "# TYPE arbiter_upstream_tokens_total counter")
+        assert.notInclude(after.split("\n").filter((line) => line.startsWith("arbiter_spend")).join("\n"), paying.organizationId)
+      }))
+
+    it.effect("shows the process's and Node's own figures under Prometheus's names and units", () =>
+      Effect.gen(function*() {
+        const text = yield* scrape
+        for (const [name, type] of [
+          ["process_cpu_seconds_total", "counter"],
+          ["process_cpu_user_seconds_total", "counter"],
+          ["process_resident_memory_bytes", "gauge"],
+          ["process_start_time_seconds", "gauge"],
+          ["process_open_fds", "gauge"],
+          ["nodejs_heap_size_used_bytes", "gauge"],
+          ["nodejs_heap_size_total_bytes", "gauge"],
+          ["nodejs_eventloop_lag_seconds", "gauge"],
+          ["nodejs_eventloop_lag_p99_seconds", "gauge"],
+          ["nodejs_gc_duration_seconds", "histogram"],
+          ["nodejs_active_resources", "gauge"]
+        ] as const) {
+          assert.include(text, `# TYPE ${name} ${type}`, name)
+        }
+        assert.isAbove(sample(text, "process_cpu_seconds_total", "")!, 0)
+        assert.isAbove(sample(text, "process_resident_memory_bytes", "")!, 1_000_000)
+        const started = sample(text, "process_start_time_seconds", "")!
+        assert.isAtMost(Math.abs(started - (Date.now() / 1000 - process.uptime())), 2)
+        assert.isAbove(sample(text, "nodejs_heap_size_used_bytes", "")!, 0)
+        assert.isAtLeast(sample(text, "nodejs_eventloop_lag_seconds", "")!, 0)
+        for (const line of text.split("\n").filter((row) => row !== "" && !row.startsWith("#"))) {
+          assert.match(line, /^(arbiter|process|nodejs)_[a-zA-Z0-9_:]*(\{[^}]*\})? \S+$/)
+        }
       }))
 
     it.effect("reads the database pool and ledger gauges at scrape time", () =>

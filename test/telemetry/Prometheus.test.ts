@@ -1,4 +1,7 @@
-/** The Prometheus text rendering of Effect metrics: types, help, label escaping, histogram buckets in order. */
+/**
+ * The Prometheus text rendering of Effect metrics: types, help, label escaping, histogram buckets in order; only the
+ * service's own families (`arbiter_*`, valid names) are rendered, Effect's internal ones and invalid names dropped.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Metric } from "effect"
 import { labels, record, snapshotMetrics } from "../../src/telemetry/Metrics.js"
@@ -6,31 +9,49 @@ import { renderPrometheus } from "../../src/telemetry/Prometheus.js"
 
 describe("renderPrometheus", () => {
   it("renders counters, gauges and histograms with escaped labels and cumulative buckets in order", () => {
-    const requests = Metric.counter("render_test_requests_total", { description: "Requests\nby route" })
-    const depth = Metric.gauge("render.test.depth")
-    const latency = Metric.histogram("render_test_seconds", { boundaries: Metric.boundariesFromIterable([0.5, 1, 10]), description: "Latency" })
+    const requests = Metric.counter("arbiter_render_test_requests_total", { description: "Requests\nby route" })
+    const depth = Metric.gauge("arbiter_render_test_depth")
+    const latency = Metric.histogram("arbiter_render_test_seconds", {
+      boundaries: Metric.boundariesFromIterable([0.5, 1, 10]),
+      description: "Latency"
+    })
     const tags = labels({ route: "/a\"b\\c", status: "200" })
     record(requests, 2, tags)
     record(depth, 7, labels({}))
     for (const value of [0.2, 0.7, 3, 30]) record(latency, value, labels({ route: "/x" }))
-    const mine = snapshotMetrics().filter((snapshot) => snapshot.id.startsWith("render"))
+    const mine = snapshotMetrics().filter((snapshot) => snapshot.id.startsWith("arbiter_render"))
     assert.strictEqual(renderPrometheus(mine), [
-      "# HELP render_test_depth render_test_depth",
-      "# TYPE render_test_depth gauge",
-      "render_test_depth 7",
-      "# HELP render_test_requests_total Requests\\nby route",
-      "# TYPE render_test_requests_total counter",
-      "render_test_requests_total{route=\"/a\\\"b\\\\c\",status=\"200\"} 2",
-      "# HELP render_test_seconds Latency",
-      "# TYPE render_test_seconds histogram",
-      "render_test_seconds_bucket{route=\"/x\",le=\"0.5\"} 1",
-      "render_test_seconds_bucket{route=\"/x\",le=\"1\"} 2",
-      "render_test_seconds_bucket{route=\"/x\",le=\"10\"} 3",
-      "render_test_seconds_bucket{route=\"/x\",le=\"+Inf\"} 4",
-      "render_test_seconds_sum{route=\"/x\"} 33.9",
-      "render_test_seconds_count{route=\"/x\"} 4",
+      "# HELP arbiter_render_test_depth arbiter_render_test_depth",
+      "# TYPE arbiter_render_test_depth gauge",
+      "arbiter_render_test_depth 7",
+      "# HELP arbiter_render_test_requests_total Requests\\nby route",
+      "# TYPE arbiter_render_test_requests_total counter",
+      "arbiter_render_test_requests_total{route=\"/a\\\"b\\\\c\",status=\"200\"} 2",
+      "# HELP arbiter_render_test_seconds Latency",
+      "# TYPE arbiter_render_test_seconds histogram",
+      "arbiter_render_test_seconds_bucket{route=\"/x\",le=\"0.5\"} 1",
+      "arbiter_render_test_seconds_bucket{route=\"/x\",le=\"1\"} 2",
+      "arbiter_render_test_seconds_bucket{route=\"/x\",le=\"10\"} 3",
+      "arbiter_render_test_seconds_bucket{route=\"/x\",le=\"+Inf\"} 4",
+      "arbiter_render_test_seconds_sum{route=\"/x\"} 33.9",
+      "arbiter_render_test_seconds_count{route=\"/x\"} 4",
       ""
     ].join("\n"))
+  })
+
+  it("drops Effect's internal series and names Prometheus does not accept", () => {
+    record(Metric.counter("child_fibers_started", { incremental: true }), 1, labels({}))
+    record(Metric.gauge("effect_fiber_active"), 3, labels({}))
+    record(Metric.gauge("arbiter.dotted.depth"), 1, labels({}))
+    record(Metric.counter("arbiter_render_kept_total", { incremental: true }), 1, labels({}))
+    const text = renderPrometheus(snapshotMetrics())
+    assert.notInclude(text, "child_fibers")
+    assert.notInclude(text, "effect_fiber")
+    assert.notInclude(text, "dotted")
+    assert.include(text, "arbiter_render_kept_total 1")
+    for (const line of text.split("\n").filter((line) => line !== "" && !line.startsWith("#"))) {
+      assert.match(line, /^arbiter_[a-zA-Z0-9_:]*(\{.*\})? \S+$/)
+    }
   })
 
   it("renders nothing for no metrics", () => {

@@ -1,10 +1,12 @@
 /**
- * Tracing, with an in-memory exporter: a server span per request carrying the route, the status and the request id,
- * continuing the caller's W3C trace; a span per SQL statement inside it; a run's own work (its model call) inside
- * the request's trace.
+ * Tracing, with an in-memory exporter: a server span per request named `{method} {route}` and carrying OpenTelemetry's
+ * HTTP attributes (method, route, path, status, server address and port, user agent) and the request id, continuing
+ * the caller's W3C trace; a span per SQL statement inside it; a run's own work (its model call) inside the request's
+ * trace.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { SpanKind } from "@opentelemetry/api"
 import { Effect, Layer } from "effect"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { tracingWith } from "../../src/telemetry/Telemetry.js"
@@ -22,6 +24,9 @@ const TracedUpstreamServer = TestServerWithUpstreamLive().pipe(
 )
 
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+/** The request's server span (the router adds an internal span of the same name inside it). */
+const serverSpan = (spans: ReadonlyArray<ReadableSpan>) => spans.find((span) => span.kind === SpanKind.SERVER)
 const parentSpanId = "00f067aa0ba902b7"
 
 layer(TracedServer, { excludeTestServices: true, timeout: "60 seconds" })("telemetry", (it) => {
@@ -32,13 +37,23 @@ layer(TracedServer, { excludeTestServices: true, timeout: "60 seconds" })("telem
         exporter.reset()
         const res = yield* rawRequest(address.url, {
           path: "/readyz",
-          headers: { traceparent: `00-${traceId}-${parentSpanId}-01`, "x-request-id": "trace-me-1" }
+          headers: {
+            traceparent: `00-${traceId}-${parentSpanId}-01`,
+            "x-request-id": "trace-me-1",
+            "user-agent": "probe/1.0"
+          }
         })
         assert.strictEqual(res.status, 200)
         yield* Effect.sleep("50 millis")
         const spans = exporter.getFinishedSpans()
-        const server = spans.find((span) => span.name.startsWith("http.server"))
+        const server = serverSpan(spans)
         assert.isDefined(server, spans.map((span) => span.name).join(", "))
+        assert.strictEqual(server!.name, "GET /readyz")
+        assert.strictEqual(server!.attributes["url.path"], "/readyz")
+        assert.strictEqual(server!.attributes["server.address"], "127.0.0.1")
+        assert.strictEqual(server!.attributes["server.port"], Number(new URL(address.url).port))
+        assert.strictEqual(server!.attributes["user_agent.original"], "probe/1.0")
+        assert.isUndefined(server!.attributes["error.type"])
         assert.strictEqual(server!.spanContext().traceId, traceId)
         assert.strictEqual(server!.parentSpanContext?.spanId, parentSpanId)
         assert.strictEqual(server!.attributes["http.request.method"], "GET")
@@ -60,8 +75,10 @@ layer(TracedServer, { excludeTestServices: true, timeout: "60 seconds" })("telem
         const res = yield* rawRequest(address.url, { path: "/nowhere" })
         assert.strictEqual(res.status, 404)
         yield* Effect.sleep("50 millis")
-        const server = exporter.getFinishedSpans().find((span) => span.name.startsWith("http.server"))
+        const server = serverSpan(exporter.getFinishedSpans())
         assert.isDefined(server)
+        assert.strictEqual(server!.name, "GET", "a path no route serves is named by its method alone")
+        assert.isUndefined(server!.attributes["http.route"])
         assert.notStrictEqual(server!.spanContext().traceId, traceId)
         assert.strictEqual(server!.attributes["http.response.status_code"], 404)
         assert.match(String(server!.attributes["http.request_id"]), /^req_/)
@@ -81,8 +98,11 @@ layer(TracedUpstreamServer, { excludeTestServices: true, timeout: "60 seconds" }
         assert.strictEqual(res.status, 200, res.text)
         yield* Effect.sleep("50 millis")
         const spans = runExporter.getFinishedSpans()
-        const server = spans.find((span) => span.name.startsWith("http.server"))
+        const server = serverSpan(spans)
         assert.isDefined(server, spans.map((span) => span.name).join(", "))
+        assert.strictEqual(server!.name, "POST /v1/runs")
+        assert.strictEqual(server!.attributes["http.route"], "/v1/runs")
+        assert.strictEqual(server!.attributes["http.request.method"], "POST")
         assert.strictEqual(server!.attributes["arbiter.organization_id"], organization.organizationId)
         const call = spans.find((span) => span.name === "model.call")
         assert.isDefined(call, spans.map((span) => span.name).join(", "))
