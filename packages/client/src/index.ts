@@ -31,8 +31,11 @@ export interface ArbiterClientOptions {
   readonly apiKey: string | Redacted.Redacted<string>
 }
 
-/** The client's shape: `client.runs.create({ headers, payload })`, `client.keys.list()`, ... */
-export type ArbiterClientShape = HttpApiClient.ForApi<typeof Api>
+/**
+ * The client's shape: `client.runs.create({ headers, payload })`, `client.keys.list()`, ... An interface, so the
+ * package's declarations name it where it is used instead of spelling out every method again.
+ */
+export interface ArbiterClientShape extends HttpApiClient.ForApi<typeof Api> {}
 
 /** A client of the API: one method per operation, grouped as the API is; needs an `HttpClient`. */
 export const makeArbiterClient = (
