@@ -132,7 +132,12 @@ export class BillingApi extends HttpApiGroup.make("billing")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          responses: { 200: { summary: "sign-up credit, a purchase and a day's usage", value: BillingSummaryExample } }
+          responses: {
+            200: {
+              summary: "sign-up credit, a purchase and a day's usage",
+              value: BillingSummaryExample satisfies typeof BillingSummary.Encoded
+            }
+          }
         })
       )
   )
@@ -147,8 +152,13 @@ export class BillingApi extends HttpApiGroup.make("billing")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          request: CheckoutRequestExample,
-          responses: { 200: { summary: "a checkout for 25 dollars, open for an hour", value: CheckoutExample } }
+          request: CheckoutRequestExample satisfies typeof CheckoutRequest.Encoded,
+          responses: {
+            200: {
+              summary: "a checkout for 25 dollars, open for an hour",
+              value: CheckoutExample satisfies typeof Checkout.Encoded
+            }
+          }
         })
       )
   )
@@ -161,7 +171,14 @@ export class BillingApi extends HttpApiGroup.make("billing")
       .annotate(OpenApi.Summary, "The payment processor's billing portal (saved cards, receipts)")
       .annotate(
         OpenApi.Transform,
-        operationDocs({ responses: { 200: { summary: "a portal link, valid for an hour", value: PortalExample } } })
+        operationDocs({
+          responses: {
+            200: {
+              summary: "a portal link, valid for an hour",
+              value: PortalExample satisfies typeof Portal.Encoded
+            }
+          }
+        })
       )
   )
   .add(
@@ -175,11 +192,20 @@ export class BillingApi extends HttpApiGroup.make("billing")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          request: AutoRechargeRequestExample,
-          responses: { 200: { summary: "20 dollars below 2, on the saved card", value: AutoRechargeExample } }
+          request: AutoRechargeRequestExample satisfies typeof AutoRechargeRequest.Encoded,
+          responses: {
+            200: {
+              summary: "20 dollars below 2, on the saved card",
+              value: AutoRechargeExample satisfies typeof AutoRechargeSettings.Encoded
+            }
+          }
         })
       )
   )
   .middleware(PlainRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "Prepaid credit: the balance and its transactions, a checkout to buy credit, the payment portal, auto-recharge."
+  )
 {}

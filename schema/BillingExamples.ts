@@ -1,54 +1,47 @@
 /**
  * Examples of the billing routes for the OpenAPI document: an organization with billing on that took its sign-up
- * credit, bought 25 dollars through the local processor's checkout and ran one decision run. Typed by the wire
- * schemas; test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
+ * credit, bought 25 dollars through the local processor's checkout and ran one decision run. Plain data that imports
+ * nothing: BillingApi.ts checks each against its wire schema where it applies it (`satisfies` the schema's encoded
+ * type), and test/openapi/OpenApiDocument.test.ts validates each against the emitted document.
  */
-import type {
-  AutoRechargeRequest,
-  AutoRechargeSettings,
-  BillingSummary,
-  Checkout,
-  CheckoutRequest,
-  Portal
-} from "./BillingApi.js"
 
 const organization_id = "org_12e069dac0efdfa8003594da129ec6ae"
 const checkout_id = "chk_e9423188b5b16e3d32556d7c0651a434"
 
 /** `POST /v1/billing/checkout` body: 25 dollars. */
-export const CheckoutRequestExample: typeof CheckoutRequest.Encoded = { amount_micros: 25_000_000 }
+export const CheckoutRequestExample = { amount_micros: 25_000_000 } as const
 
 /** The checkout it opens (the local processor's page, open for an hour). */
-export const CheckoutExample: typeof Checkout.Encoded = {
+export const CheckoutExample = {
   checkout_id,
   checkout_url: `https://arbiter.example.com/billing/local/checkout/${checkout_id}` +
     "?token=CCc3DkX84TH3NpMXg3rq1wZk5gcIVLZx8cNc2tpaQVY",
   amount_micros: 25_000_000,
   expires_at: "2026-11-24T06:44:33Z"
-}
+} as const
 
 /** `POST /v1/billing/portal`. */
-export const PortalExample: typeof Portal.Encoded = {
+export const PortalExample = {
   portal_url: "https://arbiter.example.com/billing/local/portal/b3JnXzEyZTA2OWRhYzBlZmRmYTgwMDM1OTRkYTEyOWVjNmFl." +
     "1795502673.Y4pJCqRuss2dhaVvcmraVRazCb3yJYTFOYHNuFtkMp4"
-}
+} as const
 
 /** `PUT /v1/billing/auto-recharge` body: recharge 20 dollars when the balance falls below 2. */
-export const AutoRechargeRequestExample: typeof AutoRechargeRequest.Encoded = {
+export const AutoRechargeRequestExample = {
   enabled: true,
   threshold_micros: 2_000_000,
   amount_micros: 20_000_000
-}
+} as const
 
 /** The settings it stores, with the card a checkout saved. */
-export const AutoRechargeExample: typeof AutoRechargeSettings.Encoded = {
+export const AutoRechargeExample = {
   ...AutoRechargeRequestExample,
   payment_method: { id: "lpm_3b9e1f0c7a2d4e6b8c5f1a09", brand: "Test card", last4: "4242" },
   last_failure: null
-}
+} as const
 
 /** `GET /v1/billing`. */
-export const BillingSummaryExample: typeof BillingSummary.Encoded = {
+export const BillingSummaryExample = {
   organization_id,
   billing_enabled: true,
   balance_micros: 29_999_986,
@@ -78,4 +71,4 @@ export const BillingSummaryExample: typeof BillingSummary.Encoded = {
       created_at: "2026-11-24T05:40:06Z"
     }
   ]
-}
+} as const

@@ -26,11 +26,12 @@ export const documentedValue = <T>(
 const isAnything = (_input: unknown): _input is unknown => true
 
 /**
- * How the document shows a value of any type: any JSON value, marked as Effect 3 marked its `unknown` (the mark
- * carries no constraint; as a record's `additionalProperties` it tells client generators the values are unknown,
- * where an absent or empty `additionalProperties` reads to some as "no values").
+ * How the document shows a value of any type: any JSON value, titled `unknown` (no constraint; as a record's
+ * `additionalProperties` it tells client generators the values are unknown, where an absent or empty
+ * `additionalProperties` reads to some as "no values"). It carries no `$id`: every field using it would declare one
+ * more schema resource of the same id, which validators and linters refuse.
  */
-export const AnyJson: JsonSchema.JsonSchema = { $id: "/schemas/unknown", title: "unknown" }
+export const AnyJson: JsonSchema.JsonSchema = { title: "unknown" }
 
 /**
  * Any value, taken as it is (nothing walks it: a 4 MiB `state` is not visited twice), which the document shows as

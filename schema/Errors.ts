@@ -300,7 +300,8 @@ export class NotConfigured extends errorClass<NotConfigured>()("not_configured",
 /** The run's deadline passed. */
 export class DeadlineExceeded extends errorClass<DeadlineExceeded>()("deadline_exceeded", 504, "Deadline passed") {}
 
-interface ViolationsEnvelope {
+/** The wire form of `verdict_schema_violation` (exported for the declarations of the types that use it). */
+export interface ViolationsEnvelope {
   readonly error: {
     readonly code: "verdict_schema_violation"
     readonly message: string

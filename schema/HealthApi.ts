@@ -56,4 +56,5 @@ export class HealthApi extends HttpApiGroup.make("health")
         })
       )
   )
+  .annotate(OpenApi.Description, "Liveness and readiness probes, answered without a credential.")
 {}

@@ -130,7 +130,14 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .annotate(OpenApi.Summary, "Every key of the organization, newest first")
       .annotate(
         OpenApi.Transform,
-        operationDocs({ responses: { 200: { summary: "a CI key and the owner's key", value: KeyListExample } } })
+        operationDocs({
+          responses: {
+            200: {
+              summary: "a CI key and the owner's key",
+              value: KeyListExample satisfies { readonly keys: ReadonlyArray<typeof Key.Encoded> }
+            }
+          }
+        })
       )
   )
   .add(
@@ -145,7 +152,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
         OpenApi.Transform,
         operationDocs({
           parameters: { key_id: ExampleKeyId },
-          responses: { 200: { summary: "an active key", value: KeyExample } }
+          responses: { 200: { summary: "an active key", value: KeyExample satisfies typeof Key.Encoded } }
         })
       )
   )
@@ -160,8 +167,13 @@ export class KeysApi extends HttpApiGroup.make("keys")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          request: CreateKeyRequestExample,
-          responses: { 201: { summary: "the new key with its secret (shown once)", value: CreatedKeyExample } }
+          request: CreateKeyRequestExample satisfies typeof CreateKeyRequest.Encoded,
+          responses: {
+            201: {
+              summary: "the new key with its secret (shown once)",
+              value: CreatedKeyExample satisfies typeof KeyWithSecret.Encoded
+            }
+          }
         })
       )
   )
@@ -177,7 +189,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
         OpenApi.Transform,
         operationDocs({
           parameters: { key_id: ExampleKeyId },
-          responses: { 200: { summary: "the revoked key", value: RevokedKeyExample } }
+          responses: { 200: { summary: "the revoked key", value: RevokedKeyExample satisfies typeof Key.Encoded } }
         })
       )
   )
@@ -194,8 +206,13 @@ export class KeysApi extends HttpApiGroup.make("keys")
         OpenApi.Transform,
         operationDocs({
           parameters: { key_id: ExampleKeyId },
-          request: UpdateKeyRequestExample,
-          responses: { 200: { summary: "the key under its new limits", value: LimitedKeyExample } }
+          request: UpdateKeyRequestExample satisfies typeof UpdateKeyRequest.Encoded,
+          responses: {
+            200: {
+              summary: "the key under its new limits",
+              value: LimitedKeyExample satisfies typeof Key.Encoded
+            }
+          }
         })
       )
   )
@@ -211,10 +228,16 @@ export class KeysApi extends HttpApiGroup.make("keys")
         OpenApi.Transform,
         operationDocs({
           parameters: { key_id: ExampleKeyId },
-          responses: { 200: { summary: "the key with its new secret (shown once)", value: RotatedKeyExample } }
+          responses: {
+            200: {
+              summary: "the key with its new secret (shown once)",
+              value: RotatedKeyExample satisfies typeof KeyWithSecret.Encoded
+            }
+          }
         })
       )
   )
   .middleware(PlainRequestShape)
   .middleware(Authentication)
+  .annotate(OpenApi.Description, "The organization's API keys: list, read, create, limit, rotate and revoke them.")
 {}

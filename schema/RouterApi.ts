@@ -128,10 +128,13 @@ export class RouterApi extends HttpApiGroup.make("router")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          request: SelectRequestExample,
+          request: SelectRequestExample satisfies typeof SelectRequest.Encoded,
           parameters: { [IdempotencyKeyHeaderName]: "select-4711" },
           responses: {
-            200: { summary: "a debugging task ranked for cost (ranking cut to two)", value: SelectResponseExample }
+            200: {
+              summary: "a debugging task ranked for cost (ranking cut to two)",
+              value: SelectResponseExample satisfies typeof SelectResponse.Encoded
+            }
           },
           timed: true
         })
@@ -144,7 +147,12 @@ export class RouterApi extends HttpApiGroup.make("router")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          responses: { 200: { summary: "the taxonomy (its first task type shown)", value: TaskTypeListingExample } }
+          responses: {
+            200: {
+              summary: "the taxonomy (its first task type shown)",
+              value: TaskTypeListingExample satisfies typeof TaskTypeListing.Encoded
+            }
+          }
         })
       )
   )
@@ -155,10 +163,19 @@ export class RouterApi extends HttpApiGroup.make("router")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          responses: { 200: { summary: "the catalog (its first model shown)", value: ModelCatalogExample } }
+          responses: {
+            200: {
+              summary: "the catalog (its first model shown)",
+              value: ModelCatalogExample satisfies typeof ModelCatalog.Encoded
+            }
+          }
         })
       )
   )
   .middleware(JsonRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "The model router: select a model for a task under a policy, and read the catalog and the task taxonomy it ranks."
+  )
 {}

@@ -1,21 +1,20 @@
 /**
  * Examples of the router routes for the OpenAPI document: a selection as the service answers it with the built-in
- * `local` decision model (its ranking cut to two entries), and the catalog and taxonomy cut to one entry each. Typed
- * by the wire schemas; test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
+ * `local` decision model (its ranking cut to two entries), and the catalog and taxonomy cut to one entry each. Plain
+ * data that imports nothing: RouterApi.ts checks each against its wire schema where it applies it (`satisfies` the
+ * schema's encoded type), and test/openapi/OpenApiDocument.test.ts validates each against the emitted document.
  */
-import type { SelectRequest } from "./RouterApi.js"
-import type { ModelCatalog, SelectResponse, TaskTypeListing } from "./RouterResponses.js"
 
 /** A debugging task ranked for cost among three models (the README's selection). */
-export const SelectRequestExample: typeof SelectRequest.Encoded = {
+export const SelectRequestExample = {
   prompt: "Debug this Python program: the script crashes with a KeyError stack trace when the config file lacks a " +
     "key. Fix the code.",
   policy: "cost_efficient",
   models: { include: ["openai/gpt-5.4-mini", "google/gemini-3-flash-preview", "anthropic/claude-haiku-4.5"] }
-}
+} as const
 
 /** The selection answering {@link SelectRequestExample}. */
-export const SelectResponseExample: typeof SelectResponse.Encoded = {
+export const SelectResponseExample = {
   id: "rtr_01a20c15-9fdb-7c05-940b-3e38b1df8bc2",
   run_id: "run_01a20c159fdb7c05940b3e38b1df8bc2",
   policy: "cost_efficient",
@@ -141,10 +140,10 @@ export const SelectResponseExample: typeof SelectResponse.Encoded = {
   usage: { input_tokens: 1435, output_tokens: 8 },
   cost_micros: 72,
   replayed: false
-}
+} as const
 
 /** The catalog, one model shown. */
-export const ModelCatalogExample: typeof ModelCatalog.Encoded = {
+export const ModelCatalogExample = {
   as_of: "2026-08-22",
   benchmarks_as_of: "2026-08-22",
   source: "Public snapshots: Artificial Analysis leaderboard payload (2026-08-22) and API snapshot " +
@@ -247,10 +246,10 @@ export const ModelCatalogExample: typeof ModelCatalog.Encoded = {
       ttft_ms: 100972
     }
   ]
-}
+} as const
 
 /** The taxonomy, one task type shown. */
-export const TaskTypeListingExample: typeof TaskTypeListing.Encoded = {
+export const TaskTypeListingExample = {
   as_of: "2026-11-22",
   families: [
     "coding",
@@ -281,4 +280,4 @@ export const TaskTypeListingExample: typeof TaskTypeListing.Encoded = {
       expected_turns: 1
     }
   ]
-}
+} as const

@@ -194,12 +194,12 @@ export class RunsApi extends HttpApiGroup.make("runs")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          request: CreateRunRequest,
+          request: CreateRunRequest satisfies typeof RunRequest.Encoded,
           parameters: { [IdempotencyKeyHeaderName]: "ticket-4711-triage" },
           requiredHeaders: [IdempotencyKeyHeaderName],
           responses: {
-            200: { summary: "a decision run, answered and settled", value: CompletedRun },
-            202: { summary: "a replay of a run still pending", value: PendingRun }
+            200: { summary: "a decision run, answered and settled", value: CompletedRun satisfies typeof Run.Encoded },
+            202: { summary: "a replay of a run still pending", value: PendingRun satisfies typeof Run.Encoded }
           },
           timed: true
         })
@@ -230,7 +230,12 @@ export class RunsApi extends HttpApiGroup.make("runs")
         OpenApi.Transform,
         operationDocs({
           parameters: { limit: "20", offset: "0", cursor: ExampleRunListCursor },
-          responses: { 200: { summary: "the newest run, and the cursor of the next page", value: RunListPage } }
+          responses: {
+            200: {
+              summary: "the newest run, and the cursor of the next page",
+              value: RunListPage satisfies typeof RunListPageSchema.Encoded
+            }
+          }
         })
       )
   )
@@ -246,7 +251,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
         OpenApi.Transform,
         operationDocs({
           parameters: { run_id: ExampleRunId },
-          responses: { 200: { summary: "a settled decision run", value: StoredRun } }
+          responses: { 200: { summary: "a settled decision run", value: StoredRun satisfies typeof Run.Encoded } }
         })
       )
   )
@@ -268,4 +273,8 @@ export class RunsApi extends HttpApiGroup.make("runs")
   )
   .middleware(JsonRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "Decision runs: create one (an Idempotency-Key per logical run), list them, read one and stream its result."
+  )
 {}

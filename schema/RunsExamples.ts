@@ -1,15 +1,15 @@
 /**
  * Examples of the runs routes for the OpenAPI document: answers of the service with the built-in `local` decision
- * model, ids and digests as it mints them. Typed by the wire schemas, so an example that drifts from its schema does
- * not compile; test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
+ * model, ids and digests as it mints them. Plain data that imports nothing: RunsApi.ts checks each against its wire
+ * schema where it applies it (`satisfies` the schema's encoded type), so an example that drifts from its schema does
+ * not compile, and test/openapi/OpenApiDocument.test.ts validates each against the emitted document.
  */
-import type { Run, RunListPageSchema, RunRequest } from "./RunsApi.js"
 
 /** The run id every runs example uses. */
 export const ExampleRunId = "run_01a20c1576a37c4bb1f3b5159dc8a1b8"
 
 /** A decision run over a support ticket (the README's first run). */
-export const CreateRunRequest: typeof RunRequest.Encoded = {
+export const CreateRunRequest = {
   kind: "decision",
   state: { ticket: "I was charged twice on my invoice, please refund the duplicate payment." },
   questions: {
@@ -21,7 +21,7 @@ export const CreateRunRequest: typeof RunRequest.Encoded = {
     },
     urgency: { type: "score", instructions: "How urgent is it?", criteria: ["low", "medium", "high"] }
   }
-}
+} as const
 
 const digests = {
   input_digest: "cbf7d5deaf98c77148dd0ad5d2bcac3d7f0eba6b16e20a6bda727141f4110390",
@@ -29,7 +29,7 @@ const digests = {
 }
 
 /** The settled answer to {@link CreateRunRequest}. */
-export const CompletedRun: typeof Run.Encoded = {
+export const CompletedRun = {
   run_id: ExampleRunId,
   kind: "decision",
   state: "completed",
@@ -60,20 +60,20 @@ export const CompletedRun: typeof Run.Encoded = {
   cost_micros: 14,
   created_at: "2026-11-24T05:44:22Z",
   settled_at: "2026-11-24T05:44:23Z"
-}
+} as const
 
 /** The same run read back: every stored run reads as a replay. */
-export const StoredRun: typeof Run.Encoded = { ...CompletedRun, replayed: true }
+export const StoredRun = { ...CompletedRun, replayed: true } as const
 
 /** A replay of a run still pending (the model was never reached): no answers, usage or cost yet. */
-export const PendingRun: typeof Run.Encoded = {
+export const PendingRun = {
   run_id: "run_01a20c17f3b84e0c9d2a6b1e4c8f5a73",
   kind: "decision",
   state: "pending",
   input_digest: digests.input_digest,
   replayed: true,
   created_at: "2026-11-24T05:46:02Z"
-}
+} as const
 
 /**
  * A `cursor` of the run list: the `next_cursor` a page ending with {@link ExampleRunId} carries (cursors are valid
@@ -83,7 +83,7 @@ export const ExampleRunListCursor =
   "MjAyNi0xMS0yNFQwNTo0NDoyMi40ODEyMDRafDAxYTIwYzE1LTc2YTMtN2M0Yi1iMWYzLWI1MTU5ZGM4YTFiOA.RQ-C18WZ5Aw6t19awFc0Po"
 
 /** A page of the run list: its only run, so no next page. */
-export const RunListPage: typeof RunListPageSchema.Encoded = {
+export const RunListPage = {
   runs: [{
     run_id: ExampleRunId,
     kind: "decision",
@@ -94,7 +94,7 @@ export const RunListPage: typeof RunListPageSchema.Encoded = {
   limit: 20,
   offset: 0,
   next_cursor: null
-}
+} as const
 
 /** The event stream of a run: one `run` event with the stored run, then `end`. */
 export const RunEventStream = `event: run\ndata: ${JSON.stringify(StoredRun)}\n\nevent: end\ndata: {}\n\n`

@@ -216,7 +216,12 @@ export class UsageApi extends HttpApiGroup.make("usage")
         OpenApi.Transform,
         operationDocs({
           parameters: { ...ExampleMonth, group_by: "key" },
-          responses: { 200: { summary: "a month with one decision run, by key", value: UsageByKeyExample } }
+          responses: {
+            200: {
+              summary: "a month with one decision run, by key",
+              value: UsageByKeyExample satisfies typeof UsageRollup.Encoded
+            }
+          }
         })
       )
   )
@@ -238,7 +243,12 @@ export class UsageApi extends HttpApiGroup.make("usage")
         OpenApi.Transform,
         operationDocs({
           parameters: { ...ExampleMonth, limit: "2", key_id: ExampleUsageKeyId, offset: "0", cursor: ExampleLedgerCursor },
-          responses: { 200: { summary: "the two newest model calls", value: UsageLedgerExample } }
+          responses: {
+            200: {
+              summary: "the two newest model calls",
+              value: UsageLedgerExample satisfies typeof UsageLedger.Encoded
+            }
+          }
         })
       )
   )
@@ -274,7 +284,12 @@ export class UsageApi extends HttpApiGroup.make("usage")
         OpenApi.Transform,
         operationDocs({
           parameters: ExampleWindow,
-          responses: { 200: { summary: "three days, one with a run", value: UsageDailyExample } }
+          responses: {
+            200: {
+              summary: "three days, one with a run",
+              value: UsageDailyExample satisfies typeof UsageDaily.Encoded
+            }
+          }
         })
       )
   )
@@ -290,7 +305,12 @@ export class UsageApi extends HttpApiGroup.make("usage")
         OpenApi.Transform,
         operationDocs({
           parameters: { run_id: ExampleUsageRunId },
-          responses: { 200: { summary: "a decision run of three model calls", value: RunUsageExample } }
+          responses: {
+            200: {
+              summary: "a decision run of three model calls",
+              value: RunUsageExample satisfies typeof RunUsage.Encoded
+            }
+          }
         })
       )
   )
@@ -301,10 +321,20 @@ export class UsageApi extends HttpApiGroup.make("usage")
       .annotate(
         OpenApi.Transform,
         operationDocs({
-          responses: { 200: { summary: "a 50-dollar spend limit, no token limit", value: QuotaExample } }
+          responses: {
+            200: {
+              summary: "a 50-dollar spend limit, no token limit",
+              value: QuotaExample satisfies typeof Quota.Encoded
+            }
+          }
         })
       )
   )
   .middleware(PlainRequestShape)
   .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "What the organization used and spent: the rollup (by key or model), the ledger of model calls and its CSV " +
+      "export, a daily series, one run's usage, and the quota."
+  )
 {}

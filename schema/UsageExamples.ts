@@ -1,9 +1,9 @@
 /**
  * Examples of the usage and quota routes for the OpenAPI document, as the service answers them after the runs
- * examples' decision run (three model calls, 14 micro-USD). Typed by the wire schemas;
- * test/openapi/OpenApiDocument.test.ts also validates each against the emitted document.
+ * examples' decision run (three model calls, 14 micro-USD). Plain data that imports nothing: UsageApi.ts checks each
+ * against its wire schema where it applies it (`satisfies` the schema's encoded type), and
+ * test/openapi/OpenApiDocument.test.ts validates each against the emitted document.
  */
-import type { LedgerEntry, Quota, RunUsage, UsageDaily, UsageLedger, UsageRollup } from "./UsageApi.js"
 
 const organization_id = "org_12e069dac0efdfa8003594da129ec6ae"
 
@@ -27,7 +27,7 @@ export const ExampleLedgerCursor = "MjAyNi0xMS0yNFQwNTo0NDoyMy4wMTc3MzNafDEwNDM.
 /** A three-day window (the daily series example). */
 export const ExampleWindow = { start_at: "2026-11-22T00:00:00Z", end_at: "2026-11-25T00:00:00Z" }
 
-const call = (provider_request_id: string, input_tokens: number, cost_micros: number): typeof LedgerEntry.Encoded => ({
+const call = (provider_request_id: string, input_tokens: number, cost_micros: number) => ({
   run_id: ExampleUsageRunId,
   retry_ordinal: 0,
   provider: "local",
@@ -38,7 +38,7 @@ const call = (provider_request_id: string, input_tokens: number, cost_micros: nu
   cost_micros,
   created_at: "2026-11-24T05:44:23Z",
   key_id: ExampleUsageKeyId
-})
+} as const)
 
 const calls = [
   call("local_c7040133b8f24ed26bac068cb79d0171", 83, 5),
@@ -47,16 +47,16 @@ const calls = [
 ]
 
 /** `GET /v1/usage` for {@link ExampleMonth}. */
-export const UsageRollupExample: typeof UsageRollup.Encoded = {
+export const UsageRollupExample = {
   organization_id,
   window: month,
   runs: { total: 1, completed: 1, failed: 0, in_flight: 0 },
   tokens: { input_tokens: 242, output_tokens: 3, total_tokens: 245 },
   spend: { reserved_micros: 0, settled_micros: 14, unsettled_micros: 0 }
-}
+} as const
 
 /** `GET /v1/usage?group_by=key` for {@link ExampleMonth}: the one key that made the month's run. */
-export const UsageByKeyExample: typeof UsageRollup.Encoded = {
+export const UsageByKeyExample = {
   ...UsageRollupExample,
   groups: [{
     key_id: ExampleUsageKeyId,
@@ -64,18 +64,18 @@ export const UsageByKeyExample: typeof UsageRollup.Encoded = {
     tokens: UsageRollupExample.tokens,
     spend: UsageRollupExample.spend
   }]
-}
+} as const
 
 /** `GET /v1/usage/ledger` for {@link ExampleMonth} with `limit=2`: the two newest model calls, and a next page. */
-export const UsageLedgerExample: typeof UsageLedger.Encoded = {
+export const UsageLedgerExample = {
   organization_id,
   window: month,
   limit: 2,
   entries: [calls[2]!, calls[1]!],
   next_cursor: "MjAyNi0xMS0yNFQwNTo0NDoyMy4wMTE2MjBafDEwNDI.-QDWFnyBP4e7ptNjBOulMc"
-}
+} as const
 
-const csvRecord = (entry: typeof LedgerEntry.Encoded) =>
+const csvRecord = (entry: ReturnType<typeof call>) =>
   [
     entry.run_id,
     entry.retry_ordinal,
@@ -96,7 +96,7 @@ export const LedgerCsvExample = "run_id,retry_ordinal,provider,model_id,provider
   "output_tokens,total_tokens,cost_micros,created_at,key_id\r\n" + [...calls].reverse().map(csvRecord).join("")
 
 /** `GET /v1/usage/daily` over {@link ExampleWindow}. */
-export const UsageDailyExample: typeof UsageDaily.Encoded = {
+export const UsageDailyExample = {
   organization_id,
   window: ExampleWindow,
   days: [
@@ -104,10 +104,10 @@ export const UsageDailyExample: typeof UsageDaily.Encoded = {
     { date: "2026-11-23", runs: 0, input_tokens: 0, output_tokens: 0, spend_micros: 0 },
     { date: "2026-11-24", runs: 1, input_tokens: 242, output_tokens: 3, spend_micros: 14 }
   ]
-}
+} as const
 
 /** `GET /v1/usage/runs/{run_id}`: the run's totals and its calls, oldest first. */
-export const RunUsageExample: typeof RunUsage.Encoded = {
+export const RunUsageExample = {
   run_id: ExampleUsageRunId,
   organization_id,
   kind: "decision",
@@ -118,10 +118,10 @@ export const RunUsageExample: typeof RunUsage.Encoded = {
   cost_micros: 14,
   reserved_micros: 0,
   calls
-}
+} as const
 
 /** `GET /v1/quota` of an organization with a spend limit and no token limit. */
-export const QuotaExample: typeof Quota.Encoded = {
+export const QuotaExample = {
   organization_id,
   period: month,
   period_spend_limit_micros: 50_000_000,
@@ -132,4 +132,4 @@ export const QuotaExample: typeof Quota.Encoded = {
   tokens_settled: 245,
   tokens_reserved: 0,
   tokens_remaining: null
-}
+} as const

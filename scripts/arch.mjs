@@ -4,7 +4,9 @@
  * are the node `src`, the composition root); an edge A -> B means a module of A imports one of B (`import type`
  * included: a type couples the folders as much as a value). It prints every folder with the folders it imports
  * and how many imports make each edge, then fails (exit 1) on any cycle: a two-way pair (A imports B and B imports
- * A) is named with the imports on both sides; a longer cycle with a path around it and the imports inside it.
+ * A) is named with the imports on both sides; a longer cycle with a path around it and the imports inside it. The
+ * same rule holds between modules inside a folder: a module never reaches itself through its imports (an example
+ * file typed by the API file that applies it is such a loop), and each module cycle is shown by a path around it.
  *
  *   node scripts/arch.mjs          the repository's graph
  *   node scripts/arch.mjs <root>   the graph of another tree with `src/` (and `schema/`), as the test does
@@ -45,15 +47,19 @@ const folderOf = (relativePath) => {
 /** edges: "A\0B" -> [{ from, to }] (files relative to the root). */
 const edges = new Map()
 const folders = new Set()
+/** Each module (relative to the root) -> the modules of `src/` and `schema/` it imports. */
+const moduleImports = new Map()
 for (const file of sourceFiles()) {
   const from = posix(relative(root, file))
   const fromFolder = folderOf(from)
   folders.add(fromFolder)
   const { importedFiles } = ts.preProcessFile(readFileSync(file, "utf8"), true, true)
+  moduleImports.set(from, new Set())
   for (const { fileName } of importedFiles) {
     if (!fileName.startsWith("./") && !fileName.startsWith("../")) continue
     const to = posix(normalize(join(dirname(from), fileName))).replace(/\.(m?js|jsx)$/, ".ts")
     const toFolder = folderOf(to)
+    if (toFolder !== undefined) moduleImports.get(from).add(to)
     if (toFolder === undefined || toFolder === fromFolder) continue
     const key = `${fromFolder}\0${toFolder}`
     if (!edges.has(key)) edges.set(key, [])
@@ -75,48 +81,53 @@ for (const node of nodes) {
 const describe = (from, to) =>
   edges.get(`${from}\0${to}`).map((edge) => `      ${edge.from} -> ${edge.to}`).join("\n")
 
-// Cycles: the strongly connected components of more than one folder (Tarjan), each shown by its two-way pairs or,
-// where the cycle is longer, by one path around it.
-const index = new Map()
-const low = new Map()
-const stack = []
-const onStack = new Set()
-const components = []
-let counter = 0
-const connect = (node) => {
-  index.set(node, counter)
-  low.set(node, counter)
-  counter++
-  stack.push(node)
-  onStack.add(node)
-  for (const target of targetsOf(node)) {
-    if (!index.has(target)) {
-      connect(target)
-      low.set(node, Math.min(low.get(node), low.get(target)))
-    } else if (onStack.has(target)) {
-      low.set(node, Math.min(low.get(node), index.get(target)))
+/** The strongly connected components of more than one node (Tarjan), each sorted. */
+const cyclesOf = (graphNodes, targets) => {
+  const index = new Map()
+  const low = new Map()
+  const stack = []
+  const onStack = new Set()
+  const found = []
+  let counter = 0
+  const connect = (node) => {
+    index.set(node, counter)
+    low.set(node, counter)
+    counter++
+    stack.push(node)
+    onStack.add(node)
+    for (const target of targets(node)) {
+      if (!index.has(target)) {
+        connect(target)
+        low.set(node, Math.min(low.get(node), low.get(target)))
+      } else if (onStack.has(target)) {
+        low.set(node, Math.min(low.get(node), index.get(target)))
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component = []
+      let member
+      do {
+        member = stack.pop()
+        onStack.delete(member)
+        component.push(member)
+      } while (member !== node)
+      if (component.length > 1) found.push(component.sort())
     }
   }
-  if (low.get(node) === index.get(node)) {
-    const component = []
-    let member
-    do {
-      member = stack.pop()
-      onStack.delete(member)
-      component.push(member)
-    } while (member !== node)
-    if (component.length > 1) components.push(component.sort())
-  }
+  for (const node of graphNodes) if (!index.has(node)) connect(node)
+  return found
 }
-for (const node of nodes) if (!index.has(node)) connect(node)
 
-/** The shortest path from `start` back to itself inside a component (breadth-first), as a list of folders. */
-const cycleThrough = (start, members) => {
+// Cycles between folders, each shown by its two-way pairs or, where the cycle is longer, by one path around it.
+const components = cyclesOf(nodes, targetsOf)
+
+/** The shortest path from `start` back to itself inside a component (breadth-first), as a list of its nodes. */
+const cycleThrough = (start, members, targets = targetsOf) => {
   const previous = new Map([[start, null]])
   const queue = [start]
   while (queue.length > 0) {
     const node = queue.shift()
-    for (const target of targetsOf(node).filter((folder) => members.has(folder))) {
+    for (const target of targets(node).filter((member) => members.has(member))) {
       if (target === start) {
         const path = [node]
         for (let at = previous.get(node); at !== null; at = previous.get(at)) path.unshift(at)
@@ -131,8 +142,13 @@ const cycleThrough = (start, members) => {
   return [start]
 }
 
-if (components.length === 0) {
-  console.log("\nOne-way: no two folders import each other, and no longer cycle.")
+// Cycles between modules: within a folder too (between folders they are cycles of folders as well).
+const modules = [...moduleImports.keys()].sort()
+const moduleTargets = (module) => [...(moduleImports.get(module) ?? [])].filter((to) => moduleImports.has(to)).sort()
+const moduleCycles = cyclesOf(modules, moduleTargets)
+
+if (components.length === 0 && moduleCycles.length === 0) {
+  console.log("\nOne-way: no two folders import each other, no longer cycle, and no module reaches itself.")
   process.exit(0)
 }
 for (const component of components) {
@@ -150,5 +166,15 @@ for (const component of components) {
   if (others.length > 0) console.log(pairs.length === 0 ? "  through:" : "  and the other imports inside the cycle:")
   for (const [from, to] of others) console.log(`    ${from} -> ${to}:\n${describe(from, to)}`)
 }
-console.error(`\n${components.length} cycle(s) between folders: make each import one-way (README, Architecture tour).`)
+for (const component of moduleCycles) {
+  console.log(`\nModule cycle ${cycleThrough(component[0], new Set(component), moduleTargets).join(" -> ")}`)
+  if (component.length > 2) console.log(`  among ${component.join(", ")}`)
+}
+if (components.length > 0) {
+  const advice = "make each import one-way (README, Architecture tour)"
+  console.error(`\n${components.length} cycle(s) between folders: ${advice}.`)
+}
+if (moduleCycles.length > 0) {
+  console.error(`\n${moduleCycles.length} cycle(s) between modules: move what the modules share into one of them.`)
+}
 process.exit(1)

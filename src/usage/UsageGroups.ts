@@ -9,8 +9,20 @@
 import { Result } from "effect"
 import type { SqlClient } from "effect/sql"
 import { InvalidParameter } from "../../schema/Errors.js"
-import type { RollupRow } from "./UsageRepo.js"
 import type { Window } from "./Window.js"
+
+/** Totals of the runs created in a window. */
+export interface RollupRow {
+  readonly total: number
+  readonly completed: number
+  readonly failed: number
+  readonly in_flight: number
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly settled_micros: number
+  readonly reserved_micros: number
+  readonly unsettled_micros: number
+}
 
 /** What the rollup is grouped by. */
 export type GroupBy = "key" | "model"

@@ -15,21 +15,10 @@ import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { keysetAtSql } from "../runs/RunView.js"
 import { type LedgerQuery, WholeLedger } from "./LedgerPaging.js"
-import { type GroupBy, type GroupRow, groupStatements } from "./UsageGroups.js"
+import { type GroupBy, type GroupRow, groupStatements, type RollupRow } from "./UsageGroups.js"
 import { utcDays, type Window } from "./Window.js"
 
-/** Totals of the runs created in a window. */
-export interface RollupRow {
-  readonly total: number
-  readonly completed: number
-  readonly failed: number
-  readonly in_flight: number
-  readonly input_tokens: number
-  readonly output_tokens: number
-  readonly settled_micros: number
-  readonly reserved_micros: number
-  readonly unsettled_micros: number
-}
+export type { RollupRow } from "./UsageGroups.js"
 
 /** One model call. */
 export interface LedgerRow {

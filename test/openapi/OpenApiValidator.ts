@@ -26,24 +26,13 @@ export const operationsOf = (document: Record<string, any>): ReadonlyArray<Docum
 
 const DocumentId = "https://arbiter.invalid/openapi.json"
 
-// Effect marks its `unknown` schema with `$id: "/schemas/unknown"` wherever it is used; to Ajv each would be one
-// more schema of that id. The mark carries no constraint, so it is dropped.
-const withoutIds = (value: unknown): unknown =>
-  Array.isArray(value)
-    ? value.map(withoutIds)
-    : typeof value === "object" && value !== null
-    ? Object.fromEntries(
-      Object.entries(value).filter(([key]) => key !== "$id").map(([key, item]) => [key, withoutIds(item)])
-    )
-    : value
-
 const pointer = (parts: ReadonlyArray<string | number>) =>
   parts.map((part) => String(part).replace(/~/g, "~0").replace(/\//g, "~1")).join("/")
 
 /** Validates values against the schema found at a location of the document (given as its path segments). */
 export const makeValidator = (document: Record<string, any>) => {
   const ajv = new Ajv2020.default({ strict: false, allErrors: true })
-  ajv.addSchema({ ...(withoutIds(document) as object), $id: DocumentId })
+  ajv.addSchema({ ...document, $id: DocumentId })
   const compiled = new Map<string, ReturnType<typeof ajv.compile>>()
   return (location: ReadonlyArray<string | number>, value: unknown): ReadonlyArray<string> => {
     const ref = `${DocumentId}#/${pointer(location)}`

@@ -1,7 +1,8 @@
 /**
- * `npm run arch` (scripts/arch.mjs): it prints the import graph between folders and fails on a cycle. Run on small
- * trees written here (a two-way pair, a longer cycle, one-way imports, imports a comment or a string only mentions)
- * and on the repository itself, which must pass.
+ * `npm run arch` (scripts/arch.mjs): it prints the import graph between folders and fails on a cycle, between
+ * folders or between modules. Run on small trees written here (a two-way pair, a longer cycle, a module loop inside
+ * one folder, one-way imports, imports a comment or a string only mentions) and on the repository itself, which must
+ * pass.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
@@ -54,6 +55,18 @@ describe("npm run arch", () => {
     })
     assert.strictEqual(result.status, 1)
     assert.include(result.stdout, "cycle src/a -> src/b -> src/c -> src/a")
+  })
+
+  it("fails on modules of one folder that import each other, a type import included", () => {
+    const result = archOf({
+      "schema/RunsApi.ts": `import { Example } from "./RunsExamples.js"\nexport const Run = { example: Example }\n`,
+      "schema/RunsExamples.ts": `import type { Run } from "./RunsApi.js"\nexport const Example: typeof Run | null = null\n`,
+      "schema/Ids.ts": `export const id = 1\n`
+    })
+    assert.strictEqual(result.status, 1)
+    assert.include(result.stdout, "Module cycle schema/RunsApi.ts -> schema/RunsExamples.ts -> schema/RunsApi.ts")
+    assert.include(result.stderr, "1 cycle(s) between modules")
+    assert.notInclude(result.stderr, "between folders")
   })
 
   it("passes one-way imports, and prints each folder with what it imports", () => {

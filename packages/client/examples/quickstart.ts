@@ -1,17 +1,6 @@
-/**
- * The typed client (`arbiter/client`) end to end: with an owner's key, create a key for a support-triage job; with
- * that key, run a decision, see the same Idempotency-Key refused for another body, and select a model for a task.
- * Each step prints one JSON line.
- *
- *   ARBITER_API_KEY=$(node -p 'require("./.data/bootstrap.json").secret') npm run client:example
- *
- * `ARBITER_BASE_URL` defaults to http://127.0.0.1:8080, where `npm start` listens.
- */
-import { NodeRuntime } from "@effect/platform-node"
-import { Config, Console, Effect } from "effect"
+import { Console, Effect } from "effect"
 import { FetchHttpClient } from "effect/http"
-import { randomUUID } from "node:crypto"
-import { ArbiterClient } from "arbiter/client"
+import { ArbiterClient, ArbiterClientConfig } from "@arbiter/client"
 
 const ticket = {
   kind: "decision",
@@ -29,18 +18,17 @@ const ticket = {
 const print = (line: Record<string, unknown>) => Console.log(JSON.stringify(line))
 
 const program = Effect.gen(function*() {
-  const owner = yield* ArbiterClient
-  const key = yield* owner.keys.create({
-    payload: { name: "support-triage", scopes: ["runs_write", "runs_read"] }
-  })
+  // ARBITER_BASE_URL (default http://127.0.0.1:8080) and ARBITER_API_KEY: an owner's key.
+  const { baseUrl, apiKey } = yield* ArbiterClientConfig
+  const owner = yield* ArbiterClient.make({ baseUrl, apiKey })
+  const key = yield* owner.keys.create({ payload: { name: "support-triage", scopes: ["runs_write", "runs_read"] } })
   yield* print({ step: "key", id: key.id, scopes: key.scopes })
 
-  // A new client acting with the new key; keep the secret somewhere safe: it is shown once.
-  const baseUrl = yield* Config.String("ARBITER_BASE_URL").pipe(Config.withDefault("http://127.0.0.1:8080"))
+  // A client acting with the new key (its secret is shown once: keep it somewhere safe).
   const triage = yield* ArbiterClient.make({ baseUrl, apiKey: key.secret })
 
   // One Idempotency-Key per logical run: resending it after a lost answer replays the run, never charges twice.
-  const idempotencyKey = `triage-${randomUUID()}`
+  const idempotencyKey = `triage-${crypto.randomUUID()}`
   const run = yield* triage.runs.create({ headers: { "idempotency-key": idempotencyKey }, payload: ticket })
   yield* print({ step: "run", run_id: run.run_id, state: run.state, answers: run.decision?.answers ?? null })
 
@@ -65,8 +53,4 @@ const program = Effect.gen(function*() {
   yield* print({ step: "selection", model: selection.model.id, run_id: selection.run_id, reason: selection.reason })
 })
 
-program.pipe(
-  Effect.provide(ArbiterClient.layerConfig),
-  Effect.provide(FetchHttpClient.layer),
-  NodeRuntime.runMain
-)
+await Effect.runPromise(program.pipe(Effect.provide(FetchHttpClient.layer)))
