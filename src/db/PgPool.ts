@@ -46,12 +46,6 @@ export interface PgPoolOptions {
  */
 export class PgPools extends Context.Service<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>()("PgPools") {}
 
-/**
- * Pools and connections that may run named (prepared) statements: those to PostgreSQL. The embedded database is one
- * session behind every connection, where a name prepared by one connection already exists for the next.
- */
-export const namedStatementsAllowed = new WeakSet<object>()
-
 const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean) =>
   Effect.acquireRelease(
     Effect.try({
@@ -70,10 +64,6 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
           types
         })
         pool.on("error", () => {})
-        if ("url" in target) {
-          namedStatementsAllowed.add(pool)
-          pool.on("connect", (client) => void namedStatementsAllowed.add(client))
-        }
         return pool
       },
       catch: (cause) => toSqlError(cause, "could not create the connection pool")
