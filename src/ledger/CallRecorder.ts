@@ -73,50 +73,50 @@ const make = Effect.gen(function*() {
       Effect.catch((error) => Effect.logDebug("answered calls will be stored at settlement", error))
     )
 
-  return CallRecorder.of({
-    record,
-    forRun: (organizationId) => {
-      let waiting: Array<LedgerCall> = []
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const writing = new Set<Fiber.Fiber<void>>()
-      const flush = () => {
-        timer = undefined
-        const calls = waiting
-        waiting = []
-        const fiber = fork(record(organizationId, calls))
-        writing.add(fiber)
-        fiber.addObserver(() => writing.delete(fiber))
-      }
-      const afterWrites = (done: () => void) => {
-        let left = writing.size
-        if (left === 0) return done()
-        for (const fiber of writing) fiber.addObserver(() => --left === 0 && done())
-      }
-      const stopNow = (done: () => void) => {
-        if (timer !== undefined) clearTimeout(timer)
-        timer = undefined
-        waiting = []
-        afterWrites(done)
-      }
-      const flushNow = (done: () => void) => {
-        if (waiting.length > 0) {
-          if (timer !== undefined) clearTimeout(timer)
-          flush()
-        }
-        afterWrites(done)
-      }
-      return {
-        add: (calls) => {
-          waiting.push(...calls)
-          if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
-        },
-        stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
-        stopNow,
-        flushNow
-      }
-    }
-  })
+  return CallRecorder.of({ record, forRun: (organizationId) => earlyRecording((calls) => fork(record(organizationId, calls))) })
 })
+
+/** One run's early recording, each write of its waiting calls started by `write`. */
+const earlyRecording = (write: (calls: ReadonlyArray<LedgerCall>) => Fiber.Fiber<void>): EarlyRecording => {
+  let waiting: Array<LedgerCall> = []
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const writing = new Set<Fiber.Fiber<void>>()
+  const flush = () => {
+    timer = undefined
+    const calls = waiting
+    waiting = []
+    const fiber = write(calls)
+    writing.add(fiber)
+    fiber.addObserver(() => writing.delete(fiber))
+  }
+  const afterWrites = (done: () => void) => {
+    let left = writing.size
+    if (left === 0) return done()
+    for (const fiber of writing) fiber.addObserver(() => --left === 0 && done())
+  }
+  const stopNow = (done: () => void) => {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    waiting = []
+    afterWrites(done)
+  }
+  const flushNow = (done: () => void) => {
+    if (waiting.length > 0) {
+      if (timer !== undefined) clearTimeout(timer)
+      flush()
+    }
+    afterWrites(done)
+  }
+  return {
+    add: (calls) => {
+      waiting.push(...calls)
+      if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
+    },
+    stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
+    stopNow,
+    flushNow
+  }
+}
 
 /** Early ledger entries of runs in flight. */
 export class CallRecorder extends Context.Service<CallRecorder, CallRecorderService>()("CallRecorder") {
