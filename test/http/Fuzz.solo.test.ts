@@ -116,10 +116,15 @@ const schedstat = (pid) => {
     return null
   }
 }
-const timed = ({ url, pid }) => new Promise((resolve, reject) => {
+// A probe under way when the prober stops fails as its agent is destroyed: it no longer counts. A kept-alive socket
+// the server closed as the request went out fails with ECONNRESET, Node's documented race of reused sockets: the
+// probe is sent again (a server that is down fails it too).
+let stopped = false
+const timed = (target) => new Promise((resolve, reject) => {
+  const { url, pid } = target
   const started = performance.now()
   const before = schedstat(pid)
-  http.get(url, { agent }, (response) => {
+  const request = http.get(url, { agent }, (response) => {
     response.resume()
     response.on("end", () => {
       const ms = performance.now() - started
@@ -127,10 +132,14 @@ const timed = ({ url, pid }) => new Promise((resolve, reject) => {
       const known = before !== null && after !== null
       resolve({ ms, ran: known ? after.ran - before.ran : null, queued: known ? after.waited - before.waited : 0 })
     })
-  }).on("error", reject)
+  })
+  request.on("error", (error) => {
+    if (stopped) resolve(null)
+    else if (request.reusedSocket && error.code === "ECONNRESET") timed(target).then(resolve, reject)
+    else reject(error)
+  })
 })
 const samples = []
-let stopped = false
 const tick = async () => {
   if (stopped) return
   const due = performance.now() + 25
