@@ -3,6 +3,11 @@
  * query waits (so a database that stops answering yields `503 database_unavailable` instead of a hung request),
  * TCP keep-alive, and `bigint` columns read as JavaScript numbers (every amount is integer micro-USD, far below 2^53;
  * a value beyond that fails loudly rather than losing precision).
+ *
+ * A new connection gets `ConnectTimeoutMs` to open; a request waiting for a pooled connection while every one is
+ * busy waits up to `QueryTimeoutMs`, as long as a statement may run: a database answering more slowly than requests
+ * arrive (a burst on one organization's lock, a machine short of CPU) is busy, not unavailable, and connections come
+ * free as their statements end. Such waits past the adaptive limit are the overload guard's to shed, with 503.
  */
 import { Context, Effect, Layer } from "effect"
 import pg from "pg"
@@ -71,11 +76,24 @@ export const poolSizes = (total: number, pooler: Pooler = "none"): { readonly ma
 export class PgPools extends Context.Service<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>()("PgPools") {}
 
 /**
- * Pools and connections that may run named (prepared) statements: those to PostgreSQL, unless through a transaction
- * pooler (`Pooler`). The embedded database is one session behind every connection, where a name prepared by one
- * connection already exists for the next.
+ * Pools and connections that may run named (prepared) statements: all of them, unless through a transaction pooler
+ * (`Pooler`), whose server connections change from one transaction to the next. The embedded database is one session
+ * behind every connection, whose socket shares the names prepared on it across its connections (PgliteSocket.ts).
  */
 export const namedStatementsAllowed = new WeakSet<object>()
+
+/** How long a new connection may take to open. */
+const ConnectTimeoutMs = 5_000
+
+/** How long a statement may run, and a request may wait for a pooled connection. */
+const QueryTimeoutMs = 20_000
+
+/** A client that opens within `ConnectTimeoutMs`, whatever its pool's wait for a free connection. */
+class BoundedConnectClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, connectionTimeoutMillis: ConnectTimeoutMs })
+  }
+}
 
 const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean) =>
   Effect.acquireRelease(
@@ -86,16 +104,17 @@ const makePool = (target: PgTarget, options: PgPoolOptions, asyncCommit: boolean
             ? { connectionString: target.url }
             : { host: target.host, port: target.port, database: target.database, user: target.user }),
           max: options.max,
-          connectionTimeoutMillis: 5_000,
+          Client: BoundedConnectClient,
+          connectionTimeoutMillis: QueryTimeoutMs,
           idleTimeoutMillis: 30_000,
-          query_timeout: 20_000,
+          query_timeout: QueryTimeoutMs,
           keepAlive: true,
           application_name: options.applicationName ?? "arbiter",
           ...(asyncCommit ? { options: "-c synchronous_commit=off -c plan_cache_mode=force_generic_plan" } : {}),
           types
         })
         pool.on("error", () => {})
-        if ("url" in target && options.pooler !== "transaction") {
+        if (options.pooler !== "transaction") {
           namedStatementsAllowed.add(pool)
           pool.on("connect", (client) => void namedStatementsAllowed.add(client))
         }

@@ -5,6 +5,11 @@
  * one connection's Bind meets another's Parse. Each turn here is a whole sequence up to its Sync (or a simple Query),
  * and a connection that leaves a transaction open keeps the turn until it ends it (a connection that closes inside
  * one is rolled back). This replaces pglite-socket's server, whose queue interleaves individual messages.
+ *
+ * Named (prepared) statements belong to the session, so every connection shares them: a connection's `Parse` of a
+ * name the session already holds with the same text is answered `ParseComplete` here and not run, as if that
+ * connection had prepared it itself. So the `pg` client prepares a statement once per connection as on PostgreSQL,
+ * and PGlite parses and plans the ledger's statements once, not at each execution.
  */
 import type { PGlite } from "@electric-sql/pglite"
 import { createServer, type Server, type Socket } from "node:net"
@@ -16,7 +21,29 @@ const CancelRequest = 80877102
 interface Turn {
   readonly connection: Connection
   readonly bytes: Uint8Array
+  /** A named `Parse` leading the turn and sent to the database: recorded once the database answers it. */
+  readonly parse: NamedParse | null
+  /** The leading `Parse`s of statements the session holds already: each answered `ParseComplete`, not run. */
+  readonly parsedAlready: number
 }
+
+interface NamedParse {
+  readonly name: string
+  readonly text: string
+}
+
+/** `ParseComplete`, the answer to a `Parse` that succeeded. */
+const ParseComplete = Buffer.from([0x31, 0, 0, 0, 4])
+
+/** The statement name and text of a `Parse` message (type byte, length, name, text, ...). */
+const namedParseOf = (message: Buffer): NamedParse => {
+  const nameEnd = message.indexOf(0, 5)
+  const textEnd = message.indexOf(0, nameEnd + 1)
+  return { name: message.toString("utf8", 5, nameEnd), text: message.toString("utf8", nameEnd + 1, textEnd) }
+}
+
+/** A simple query that drops prepared statements of the session (the service sends none; a tool might). */
+const Deallocates = /^\s*(DEALLOCATE|DISCARD)\b/i
 
 class Connection {
   private buffer: Buffer = Buffer.alloc(0)
@@ -24,7 +51,33 @@ class Connection {
   started = false
   closed = false
 
-  constructor(readonly socket: Socket, private readonly submit: (turn: Turn) => void) {}
+  constructor(
+    readonly socket: Socket,
+    private readonly submit: (turn: Turn) => void,
+    private readonly statements: Map<string, string>
+  ) {}
+
+  /** The turn of `messages`: leading `Parse`s of statements the session holds are left out and answered here. */
+  private turnOf(messages: ReadonlyArray<Buffer>): Turn {
+    let parsedAlready = 0
+    let parse: NamedParse | null = null
+    while (parsedAlready < messages.length && messages[parsedAlready]![0] === 0x50) {
+      const named = namedParseOf(messages[parsedAlready]!)
+      if (named.name === "") break
+      if (this.statements.get(named.name) !== named.text) {
+        parse = named
+        break
+      }
+      parsedAlready++
+    }
+    const rest = messages.slice(parsedAlready)
+    for (const message of rest) {
+      const type = message[0]
+      if (type === 0x43 && message[5] === 0x53) this.statements.delete(message.toString("utf8", 6, message.length - 1))
+      if (type === 0x51 && Deallocates.test(message.toString("utf8", 5))) this.statements.clear()
+    }
+    return { connection: this, bytes: new Uint8Array(Buffer.concat(rest)), parse, parsedAlready }
+  }
 
   /** Frames incoming bytes into messages and submits each complete turn. */
   receive(chunk: Buffer): void {
@@ -46,7 +99,7 @@ class Connection {
           return
         }
         this.started = true
-        this.submit({ connection: this, bytes: new Uint8Array(message) })
+        this.submit({ connection: this, bytes: new Uint8Array(message), parse: null, parsedAlready: 0 })
         continue
       }
       if (this.buffer.length < 5) return
@@ -61,9 +114,9 @@ class Connection {
       }
       this.pending.push(message)
       if (type === "S" || type === "Q" || type === "H" || type === "d" || type === "c" || type === "f") {
-        const bytes = Buffer.concat(this.pending)
+        const messages = this.pending
         this.pending = []
-        this.submit({ connection: this, bytes: new Uint8Array(bytes) })
+        this.submit(this.turnOf(messages))
       }
     }
   }
@@ -82,6 +135,8 @@ export interface PgliteSocketServer {
 class Turns {
   private readonly queue: Array<Turn> = []
   readonly connections = new Set<Connection>()
+  /** The session's named statements: name to text. */
+  readonly statements = new Map<string, string>()
   private owner: Connection | null = null
   private running = false
 
@@ -121,13 +176,20 @@ class Turns {
     this.running = true
     try {
       for (let turn = this.next(); turn !== undefined; turn = this.next()) {
-        const { connection, bytes } = turn
+        const { connection, bytes, parse } = turn
         if (connection.closed) continue
+        for (let index = 0; index < turn.parsedAlready; index++) connection.socket.write(ParseComplete)
+        if (bytes.length === 0) continue
+        // The first answer of a turn led by a Parse is that Parse's: ParseComplete, or the error that refused it.
+        let first = true
         try {
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(bytes, {
               onRawData: (data) => {
-                if (!connection.closed && data.length > 0) connection.socket.write(Buffer.from(data))
+                if (data.length === 0) return
+                if (first && parse !== null && data[0] === ParseComplete[0]) this.statements.set(parse.name, parse.text)
+                first = false
+                if (!connection.closed) connection.socket.write(Buffer.from(data))
               }
             })
           )
@@ -178,7 +240,7 @@ export const servePglite = (
   const turns = new Turns(db)
   const server: Server = createServer((socket) => {
     socket.setNoDelay(true)
-    const connection = new Connection(socket, (turn) => turns.submit(turn))
+    const connection = new Connection(socket, (turn) => turns.submit(turn), turns.statements)
     turns.connections.add(connection)
     socket.on("data", (chunk: Buffer) => connection.receive(chunk))
     socket.on("error", () => socket.destroy())

@@ -71,13 +71,23 @@ interface ExactDecision {
   readonly reclaimed: ReadonlyArray<LeaseRow>
 }
 
-/** The contract's order of checks: the organization's quota, the key's limits, the key's conflict, credit. */
+/** The run a key already owns, replayed when the body is the same: no check applies to a replay. */
+const replayOf = (run: PendingRun, existing: RunRow | undefined): ExactOutcome | undefined =>
+  existing !== undefined && existing.input_digest === run.inputDigest ? { _tag: "Replayed", existing } : undefined
+
+/**
+ * The contract's order of checks: a replay, the organization's quota, the key's limits, the key's conflict, credit.
+ * `existing` is read again after leases are reclaimed, and may then be a run another process stored under the key
+ * meanwhile (the fast way stores runs without the organization's lock): the same body replays it, never a conflict.
+ */
 const decide = (
   position: Position,
   key: KeyPositionRow | undefined,
   run: PendingRun,
   existing: RunRow | undefined
 ): ExactOutcome | undefined => {
+  const replay = replayOf(run, existing)
+  if (replay !== undefined) return replay
   const ask = { micros: run.holdMicros, tokens: run.holdTokens }
   const quota = reserve(position, ask)
   if (quota !== undefined) return { _tag: "Quota", refusal: quota }
@@ -107,9 +117,8 @@ export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactD
         )
       let [position, existing] = yield* read()
       if (position === undefined) return { outcome: { _tag: "NoOrganization" }, reclaimed: [] } satisfies ExactDecision
-      if (existing !== undefined && existing.input_digest === run.inputDigest) {
-        return { outcome: { _tag: "Replayed", existing }, reclaimed: [] } satisfies ExactDecision
-      }
+      const replay = replayOf(run, existing)
+      if (replay !== undefined) return { outcome: replay, reclaimed: [] } satisfies ExactDecision
       // The key's lock after the organization's (every path takes them in this order).
       const key = run.keyId === null ? undefined : yield* lockKeyPosition(client, run.keyId, run.createdAt)
       let refusal = decide(position, key, run, existing)
@@ -144,9 +153,7 @@ export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactD
         if (key !== undefined) yield* takeFromBucket(client, key, run.createdAt)
         return { outcome: { _tag: "Stored", holdCredit }, reclaimed }
       }
+      // Another process stored a run under the key since it was read (the insert waited for its commit).
       const [owner] = yield* query<RunRow>(client, existingStatement, [run.organizationId, run.origin, run.idempotencyKey])
-      const outcome: ExactOutcome = owner !== undefined && owner.input_digest === run.inputDigest
-        ? { _tag: "Replayed", existing: owner }
-        : { _tag: "Conflict" }
-      return { outcome, reclaimed }
+      return { outcome: replayOf(run, owner) ?? { _tag: "Conflict" }, reclaimed }
     }))

@@ -2,10 +2,13 @@
  * Ledger entries of runs still reading. A run's calls are stored by the transaction that settles it; a call a run
  * still reading learned of `EarlyRecordDelayMs` ago is stored now, unbilled, so the ledger, the run's usage and the
  * rollup's `unsettled_micros` show calls already answered (decisions.md, Precise rules), and a sweeper can bill them
- * should the run's process die. Most runs settle within that delay and cost no extra write. Entries are keyed by run
- * and call index, so a call stored early and again at settlement is stored once (and billed once, by settlement). A
- * run settles only after its early writes have ended. Early writes are batched across runs, with an asynchronous
- * commit (settlement's synchronous commit flushes them).
+ * should the run's process die. A later read of the run (its next stage, or a question past the stage's concurrency)
+ * does not wait for the delay: its call starts once the calls answered before it are stored (`flushNow`), so while
+ * a later call is open the answered ones are in the rollup. A run of one stage settles without an early write; one
+ * of several stages pays one write per later stage. Entries are keyed by run and call index, so a call stored early
+ * and again at settlement is stored once (and billed once, by settlement). A run settles only after its early writes
+ * have ended. Early writes are batched across runs, with an asynchronous commit (visible to every reader at once;
+ * settlement's synchronous commit makes them durable).
  */
 import { Context, Effect, Exit, type Fiber, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
@@ -38,6 +41,11 @@ export interface EarlyRecording {
   readonly stop: Effect.Effect<void>
   /** `stop` outside the runtime: `done` is called once the writes under way have ended (at once when none is). */
   readonly stopNow: (done: () => void) => void
+  /**
+   * Stores the calls told of and not yet written, at once, and calls `done` once every write under way has ended
+   * (at once, before returning, when nothing is waiting or being written). A write that fails is left to settlement.
+   */
+  readonly flushNow: (done: () => void) => void
 }
 
 /** The early recorder's operations. */
@@ -71,39 +79,50 @@ const make = Effect.gen(function*() {
       Effect.catch((error) => Effect.logDebug("answered calls will be stored at settlement", error))
     )
 
-  return CallRecorder.of({
-    record,
-    forRun: (organizationId) => {
-      let waiting: Array<LedgerCall> = []
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const writing = new Set<Fiber.Fiber<void>>()
-      const flush = () => {
-        timer = undefined
-        const calls = waiting
-        waiting = []
-        const fiber = fork(record(organizationId, calls))
-        writing.add(fiber)
-        fiber.addObserver(() => writing.delete(fiber))
-      }
-      const stopNow = (done: () => void) => {
-        if (timer !== undefined) clearTimeout(timer)
-        timer = undefined
-        waiting = []
-        let left = writing.size
-        if (left === 0) return done()
-        for (const fiber of writing) fiber.addObserver(() => --left === 0 && done())
-      }
-      return {
-        add: (calls) => {
-          waiting.push(...calls)
-          if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
-        },
-        stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
-        stopNow
-      }
-    }
-  })
+  return CallRecorder.of({ record, forRun: (organizationId) => earlyRecording((calls) => fork(record(organizationId, calls))) })
 })
+
+/** One run's early recording, each write of its waiting calls started by `write`. */
+const earlyRecording = (write: (calls: ReadonlyArray<LedgerCall>) => Fiber.Fiber<void>): EarlyRecording => {
+  let waiting: Array<LedgerCall> = []
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const writing = new Set<Fiber.Fiber<void>>()
+  const flush = () => {
+    timer = undefined
+    const calls = waiting
+    waiting = []
+    const fiber = write(calls)
+    writing.add(fiber)
+    fiber.addObserver(() => writing.delete(fiber))
+  }
+  const afterWrites = (done: () => void) => {
+    let left = writing.size
+    if (left === 0) return done()
+    for (const fiber of writing) fiber.addObserver(() => --left === 0 && done())
+  }
+  const stopNow = (done: () => void) => {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    waiting = []
+    afterWrites(done)
+  }
+  const flushNow = (done: () => void) => {
+    if (waiting.length > 0) {
+      if (timer !== undefined) clearTimeout(timer)
+      flush()
+    }
+    afterWrites(done)
+  }
+  return {
+    add: (calls) => {
+      waiting.push(...calls)
+      if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
+    },
+    stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
+    stopNow,
+    flushNow
+  }
+}
 
 /** Early ledger entries of runs in flight. */
 export class CallRecorder extends Context.Service<CallRecorder, CallRecorderService>()("CallRecorder") {

@@ -1,14 +1,14 @@
 /**
  * The ledger's statements on the raw `pg` pools (db/PgPool.ts): each named, so PostgreSQL parses and plans it once
- * per connection (not on the embedded database, one session behind every connection, nor through a transaction
- * pooler, db/PgPool.ts), and run without the SQL client's per-statement machinery, on the hot path of every run. Failures
+ * per connection (on the embedded database, once per session: PgliteSocket.ts shares them across its connections;
+ * unnamed through a transaction pooler, db/PgPool.ts), and run without the SQL client's per-statement machinery, on
+ * the hot path of every run. Failures
  * are `SqlError`s like the client's, so the one mapping of db/Unavailable.ts applies; a transaction helper keeps a
  * connection for the few multi-statement operations (the exact admission path, lease changes).
  */
 import { Effect, type Exit } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
-import { namedStatementsAllowed } from "../db/PgPool.js"
 import { toSqlError } from "../db/SqlErrors.js"
 
 /** A named statement: its text is sent once per connection, then only its name and values. */
@@ -27,8 +27,7 @@ export const query = <Row>(
   values: ReadonlyArray<unknown>
 ): Effect.Effect<ReadonlyArray<Row>, SqlError> =>
   Effect.callback<ReadonlyArray<Row>, SqlError>((resume) => {
-    const named = namedStatementsAllowed.has(on)
-    on.query(named ? { name: statement.name, text: statement.text, values: values as Array<unknown> } : { text: statement.text, values: values as Array<unknown> }).then(
+    on.query({ name: statement.name, text: statement.text, values: values as Array<unknown> }).then(
       (result) => resume(Effect.succeed(result.rows as ReadonlyArray<Row>)),
       (cause) => resume(Effect.fail(sqlErrorOf(cause, `ledger statement ${statement.name} failed`)))
     )
@@ -59,12 +58,11 @@ const checkIn = (client: pg.PoolClient, exit: Exit.Exit<unknown, unknown>, openT
 }
 
 /**
- * Opens a ledger transaction. On PostgreSQL its named statements use their generic plans (written for them; see
- * `Statement`): left to choose, PostgreSQL planned the lease grant's position read for each organization again at
- * every execution (0.7 ms of its CPU each, in the bind step). Same round trip as a bare `BEGIN`.
+ * Opens a ledger transaction. Its named statements use their generic plans (written for them; see `Statement`):
+ * left to choose, PostgreSQL planned the lease grant's position read for each organization again at every execution
+ * (0.7 ms of its CPU each, in the bind step). Same round trip as a bare `BEGIN`.
  */
-const begin = (client: pg.PoolClient) =>
-  client.query(namedStatementsAllowed.has(client) ? "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan" : "BEGIN")
+const begin = (client: pg.PoolClient) => client.query("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan")
 
 /** `body` between `BEGIN` and `COMMIT` on a checked-out connection. */
 export const inTransaction = <A, E>(

@@ -7,15 +7,14 @@
  *
  * `pg` ends each statement with its own `Sync`, so a query of this module's own (`pg.Query` with its `prepare` step
  * replaced) writes them. It binds only statements the connection has prepared already: a connection that has not
- * (a new one) runs them the usual way, between `BEGIN` and `COMMIT`, which prepares them for the next time. The
- * embedded database and a transaction pooler (no named statements) always go the usual way. Inside a transaction already open
+ * (a new one) runs them the usual way, between `BEGIN` and `COMMIT`, which prepares them for the next time. Through a
+ * transaction pooler (no named statements) they always go the usual way. Inside a transaction already open
  * (`stepsInTransaction`), the same round trip runs statements that need no answer of the one before them.
  */
 import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import pg from "pg"
 import { prepareValue } from "pg/lib/utils.js"
-import { namedStatementsAllowed } from "../db/PgPool.js"
 import { inTransaction, onConnection, query, sqlErrorOf, type Statement } from "./LedgerSql.js"
 
 /** A statement with its values. */
@@ -63,7 +62,6 @@ class StepsQuery extends pg.Query {
 
 /** Whether every step can be bound on this connection without preparing it first. */
 const preparedOn = (client: pg.PoolClient, steps: ReadonlyArray<Step>) => {
-  if (!namedStatementsAllowed.has(client)) return false
   const parsed = (client as unknown as { readonly connection: Wire }).connection.parsedStatements
   return steps.every((step) => parsed[step.statement.name] === step.statement.text)
 }

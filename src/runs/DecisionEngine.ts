@@ -55,6 +55,8 @@ export interface DecisionOptions {
   readonly maxOutputTokens?: number | undefined
   /** Told of each call as soon as it ends (so answered calls can be recorded before settlement). */
   readonly onCalls?: ((calls: ReadonlyArray<IndexedCall>) => void) | undefined
+  /** Called as a question's reads are about to start; they start once it calls `start` (answered calls stored first). */
+  readonly beforeReads?: ((start: () => void) => void) | undefined
 }
 
 /** A costed call with its place among the run's calls (0, 1, ...: the order the run learned of them). */
@@ -259,7 +261,10 @@ const contextOf = (progress: Progress, question: PlannedQuestion): ReadonlyArray
       : [{ question: id, instructions: earlier.instructions, answer: answerSummary(earlier.options, probabilities) }]
   })
 
-/** One question: skipped when its conditions fail, else its draws read at once and averaged into its answer. */
+/**
+ * One question: skipped when its conditions fail, else its draws read at once (once `beforeReads` lets them start)
+ * and averaged into its answer.
+ */
 const ask = (progress: Progress, question: PlannedQuestion, done: () => void): void => {
   if (progress.error !== null || progress.defect !== null) return done()
   const skip = skipReason(question, progress.questions, progress.readings)
@@ -268,6 +273,13 @@ const ask = (progress: Progress, question: PlannedQuestion, done: () => void): v
     progress.skipped.set(question.id, skip)
     return done()
   }
+  const { beforeReads } = progress.options
+  if (beforeReads !== undefined) return beforeReads(() => readDraws(progress, question, done))
+  readDraws(progress, question, done)
+}
+
+/** A question's draws, read at once and averaged into its answer. */
+const readDraws = (progress: Progress, question: PlannedQuestion, done: () => void): void => {
   const context = contextOf(progress, question)
   const draws = progress.options.draws
   const readings: Array<DrawReading | null> = new Array(draws).fill(null)

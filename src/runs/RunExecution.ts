@@ -161,7 +161,8 @@ const readAll = (context: RunContext, fibers: RunFibers, request: RunRequestShap
     ceilingMicros: SPEND_CEILING_MICROS,
     pricePerMtokMicros: context.pricePerMtokMicros,
     maxOutputTokens: spec.maxOutputTokens,
-    onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls))
+    onCalls: (calls) => early.add(ledgerCalls(context, run.pending.id, calls)),
+    beforeReads: early.flushNow
   }, fibers, (exit) => early.stopNow(() => done(exit)))
 }
 

@@ -69,7 +69,7 @@ describe.skipIf(databaseMode() !== "postgres")("billing during a database outage
         proxy.restore()
         const again = yield* Effect.retry(
           Effect.filterOrFail(call("GET", "/v1/billing", { secret }), (response) => response.status === 200),
-          { times: 20, schedule: Schedule.spaced("100 millis") }
+          { schedule: Schedule.spaced("100 millis") } // bounded by the test's timeout, however slow the machine
         )
         assert.strictEqual(again.json().balance_micros, 0)
         assert.strictEqual((yield* page(checkoutUrl, "POST")).status, 200)

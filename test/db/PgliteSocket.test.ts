@@ -1,7 +1,8 @@
 /**
  * The embedded database's socket under concurrency: parameterized queries from many connections never meet each
  * other's statements, and transactions from several connections serialize (a connection holds its turn while its
- * transaction is open; one that disconnects inside a transaction is rolled back).
+ * transaction is open; one that disconnects inside a transaction is rolled back). Named statements belong to the one
+ * session, shared by every connection: each connection prepares them as on PostgreSQL, PGlite parses them once.
  */
 import { PGlite } from "@electric-sql/pglite"
 import { assert, describe, it } from "@effect/vitest"
@@ -76,5 +77,50 @@ describe("PgliteSocket", () => {
       })
       assert.strictEqual(count, 150)
       assert.isTrue(rolledBack)
+    }), { timeout: 60_000 })
+
+  it.live("a named statement prepared by one connection serves every other; its text under another name stays apart", () =>
+    Effect.gen(function*() {
+      const outcome = yield* withServer(async (connect) => {
+        const pools = [connect(), connect(), connect()]
+        const double = { name: "double", text: "SELECT $1::int * 2 AS n" }
+        const answers = await Promise.all(Array.from({ length: 60 }, (_, i) =>
+          pools[i % 3]!.query<{ n: number }>({ ...double, values: [i] }).then((result) => result.rows[0]!.n === i * 2)))
+        const prepared = await pools[0]!.query<{ name: string; calls: number }>(
+          "SELECT name, (generic_plans + custom_plans)::int AS calls FROM pg_prepared_statements WHERE name = 'double'")
+        // A new connection's Parse of another text under a name the session holds is refused, as PostgreSQL refuses
+        // it on one connection; the name keeps its statement.
+        const fresh = connect()
+        const clash = await fresh.query({ name: "double", text: "SELECT $1::int * 3 AS n", values: [1] })
+          .then(() => "answered", (error: { code?: string }) => error.code)
+        const triple = await pools[2]!.query<{ n: number }>({ name: "triple", text: "SELECT $1::int * 3 AS n", values: [5] })
+        const afterClash = await fresh.query<{ n: number }>({ ...double, values: [4] })
+        return {
+          answers: answers.every(Boolean),
+          prepared: prepared.rows,
+          clash,
+          triple: triple.rows[0]!.n,
+          afterClash: afterClash.rows[0]!.n
+        }
+      })
+      assert.isTrue(outcome.answers)
+      assert.deepStrictEqual(outcome.prepared, [{ name: "double", calls: 60 }])
+      assert.strictEqual(outcome.clash, "42P05")
+      assert.strictEqual(outcome.triple, 15)
+      assert.strictEqual(outcome.afterClash, 8)
+    }), { timeout: 60_000 })
+
+  it.live("a refused Parse prepares nothing: the next connection's Parse of the name runs", () =>
+    Effect.gen(function*() {
+      const outcome = yield* withServer(async (connect) => {
+        const first = connect()
+        const second = connect()
+        const refused = await first.query({ name: "later", text: "SELECT n FROM not_yet", values: [] })
+          .then(() => "answered", (error: { code?: string }) => error.code)
+        await first.query("CREATE TABLE not_yet (n int); INSERT INTO not_yet VALUES (7)")
+        const { rows } = await second.query<{ n: number }>({ name: "later", text: "SELECT n FROM not_yet", values: [] })
+        return { refused, n: rows[0]!.n }
+      })
+      assert.deepStrictEqual(outcome, { refused: "42P01", n: 7 })
     }), { timeout: 60_000 })
 })

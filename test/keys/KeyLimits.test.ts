@@ -5,7 +5,7 @@
  * key; kept by a rotation. A refused run stores and holds nothing.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { CreditStore } from "../../src/ledger/CreditStore.js"
 import { QuotaLedger } from "../../src/ledger/QuotaLedger.js"
@@ -34,6 +34,27 @@ const patchKey = (secret: string, keyId: string, limits: Record<string, unknown>
 
 const getKey = (secret: string, keyId: string) =>
   Effect.map(call("GET", `/v1/keys/${keyId}`, { secret }), (response) => response.json())
+
+/**
+ * Sends runs of `idempotencyKeys` at once while the upstream holds every call, and waits (however slow the machine)
+ * until each run has either reached the upstream (admitted, its call held) or been answered (refused).
+ */
+const burstWhileHeld = (secret: string, idempotencyKeys: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream
+    const calledBefore = (yield* upstream.requests).length
+    let answered = 0
+    const fibers = yield* Effect.forEach(
+      idempotencyKeys,
+      // Forked by this fiber (a fork returns at once), so the runs outlive the loop until they are joined.
+      (idempotencyKey) => Effect.forkChild(Effect.tap(postRun(secret, oneQuestion(), idempotencyKey), () => Effect.sync(() => answered++)))
+    )
+    yield* Effect.repeat(upstream.requests, {
+      schedule: Schedule.spaced("20 millis"),
+      until: (requests) => requests.length - calledBefore + answered >= idempotencyKeys.length
+    })
+    return fibers
+  })
 
 const todayStart = () => `${new Date().toISOString().slice(0, 10)}T00:00:00Z`
 const monthStart = () => `${new Date().toISOString().slice(0, 7)}-01T00:00:00Z`
@@ -218,13 +239,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const organization = yield* seedOrganization()
         const key = yield* createKey(organization.secret, { limits: { spend_micros: 2 * SPEND_CEILING_MICROS } })
         yield* upstream.hold
-        const fibers = yield* Effect.forEach(
-          Array.from({ length: 6 }, () => freshKey()),
-          // Forked by this fiber (a fork returns at once), so the runs outlive the loop until they are joined.
-          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey))
-        )
         // The refusals answer at once; the admitted runs wait on the held upstream.
-        yield* Effect.sleep("1500 millis")
+        const fibers = yield* burstWhileHeld(key.secret, Array.from({ length: 6 }, () => freshKey()))
         const during = yield* getKey(organization.secret, key.id)
         assert.strictEqual(during.usage.spend_reserved_micros, 2 * SPEND_CEILING_MICROS)
         assert.strictEqual(during.usage.spend_remaining_micros, 0)
@@ -260,12 +276,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "120 s
         const N = 4
         assert.strictEqual((yield* patchKey(organization.secret, key.id, { spend_micros: settled + N * SPEND_CEILING_MICROS })).status, 200)
         yield* upstream.hold
-        const fibers = yield* Effect.forEach(
-          Array.from({ length: 5 * N }, () => freshKey()),
-          // Forked by this fiber (a fork returns at once), so the runs outlive the loop until they are joined.
-          (idempotencyKey) => Effect.forkChild(postRun(key.secret, oneQuestion(), idempotencyKey))
-        )
-        yield* Effect.sleep("1500 millis")
+        const fibers = yield* burstWhileHeld(key.secret, Array.from({ length: 5 * N }, () => freshKey()))
         const during = yield* getKey(organization.secret, key.id)
         assert.strictEqual(during.usage.spend_reserved_micros, N * SPEND_CEILING_MICROS, "N ceilings held, no more")
         yield* upstream.release

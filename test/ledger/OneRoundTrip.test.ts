@@ -1,8 +1,9 @@
 /**
  * Statements run as one transaction in one round trip (src/ledger/OneRoundTrip.ts, settlement's locks and statement):
  * each statement sees the ones before it, they commit together, a failure of a later one rolls back the earlier
- * ones, and a connection that has not prepared them yet runs them one by one between BEGIN and COMMIT. PostgreSQL
- * only: the embedded database has no named statements and always goes the usual way (covered by every run test).
+ * ones, and a connection that has not prepared them yet runs them one by one between BEGIN and COMMIT. On
+ * PostgreSQL, where each test gets a database of its own; the embedded database runs the same code in every run test
+ * (its socket shares named statements across connections: test/db/PgliteSocket.test.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"

@@ -114,7 +114,9 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "180 s
             DECISION_PROVIDER: "openai",
             DECISION_PROVIDER_URL: upstream.url,
             DECISION_PROVIDER_MODEL: "judge-7b",
-            LOG_LEVEL: "warn"
+            LOG_LEVEL: "warn",
+            // As the in-process test server: the test is about one key, not about shedding a lagging fresh process.
+            OVERLOAD_MAX_LAG_MS: "0"
           }
           for (let i = 0; i < 2; i++) {
             const child = yield* Effect.acquireRelease(Effect.promise(() => startNode("src/main.ts", env)), (server) => Effect.promise(server.stop))

@@ -47,14 +47,16 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
           Effect.retry(poll)
         )
 
-        const started = Date.now()
-        const response = yield* postRun(organization.secret, oneQuestion({ deadline_ms: 400 }), freshKey(), {
+        // The settlement cannot run while the lock is held, so an answer at all is the timer's. The deadline leaves
+        // admission and the model's instant answer ample time on a busy machine (the Server-Timing shows both).
+        const response = yield* postRun(organization.secret, oneQuestion({ deadline_ms: 2_000 }), freshKey(), {
           headers: { "x-request-id": "timer-run-1" }
-        })
-        const elapsed = Date.now() - started
+        }).pipe(Effect.timeoutOrElse({
+          duration: "30 seconds",
+          orElse: () => Effect.die(new Error("not answered at its deadline: the answer waited for its settlement"))
+        }))
         assert.strictEqual(response.status, 504, response.text)
         assert.strictEqual(codeOf(response), "deadline_exceeded")
-        assert.isBelow(elapsed, 2_000, "answered at its deadline, not when its settlement ran")
         assert.match(String(response.headers["server-timing"]), /^admit;dur=[0-9.]+, upstream;dur=[0-9.]+, gateway;dur=[0-9.]+, total;dur=[0-9.]+/)
         assert.strictEqual(response.headers["x-request-id"], "timer-run-1")
         assert.strictEqual(response.json().error.request_id, "timer-run-1")

@@ -50,7 +50,7 @@ const provider: ModelProvider["Service"] = {
 
 const recorder: CallRecorderService = {
   record: () => Effect.void,
-  forRun: () => ({ add: () => {}, stop: Effect.void, stopNow: (done) => done() })
+  forRun: () => ({ add: () => {}, stop: Effect.void, stopNow: (done) => done(), flushNow: (done) => done() })
 }
 
 /**

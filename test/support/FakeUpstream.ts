@@ -35,6 +35,8 @@ export type UpstreamReply =
   | { readonly kind: "status"; readonly status: number; readonly body?: string }
   /** No answer: for `ms` then `then` (default: the default reply), or forever when `ms` is absent. */
   | { readonly kind: "hang"; readonly ms?: number; readonly then?: UpstreamReply }
+  /** Received and kept unanswered until `release`, then answered with `then`. */
+  | { readonly kind: "held"; readonly then: UpstreamReply }
   /** The connection is destroyed without a response. */
   | { readonly kind: "drop" }
 
@@ -65,7 +67,7 @@ export interface FakeUpstreamServer {
   readonly requests: () => ReadonlyArray<ReceivedRequest>
   /** Holds every request from now on (received and logged, not answered) until `release`. */
   readonly hold: () => void
-  /** Answers the held requests and stops holding. */
+  /** Answers the held requests (and those scripted `held`) and stops holding. */
   readonly release: () => void
   /** Clears the queue, the log, the latency, the hold and the default behaviour. */
   readonly reset: () => void
@@ -113,6 +115,8 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
   let latency = 0
   let counter = 0
   let held: Array<() => void> | null = null
+  // Requests whose scripted reply is `held`, answered at the next `release`.
+  let heldReplies: Array<() => void> = []
   const timers = new Set<ReturnType<typeof setTimeout>>()
   const later = (ms: number, f: () => void) => {
     const timer = setTimeout(() => {
@@ -163,6 +167,8 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
       case "hang":
         if (reply.ms !== undefined) later(reply.ms, () => send(request, reply.then ?? responder(request), response))
         return
+      case "held":
+        return void heldReplies.push(() => send(request, reply.then, response))
       case "drop":
         return void response.socket?.destroy()
     }
@@ -215,12 +221,14 @@ export const startFakeUpstream = async (): Promise<FakeUpstreamServer> => {
       held ??= []
     },
     release: () => {
-      const waiting = held ?? []
+      const waiting = [...(held ?? []), ...heldReplies]
       held = null
+      heldReplies = []
       for (const answer of waiting) answer()
     },
     reset: () => {
       held = null
+      heldReplies = []
       queue = []
       log = []
       counter = 0

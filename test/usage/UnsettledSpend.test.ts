@@ -1,14 +1,16 @@
 /**
- * Calls already answered for runs not yet settled (decisions.md, Precise rules): a run still reading has its
- * answered calls in the ledger and in its per-run usage within moments, and the rollup counts their cost as
- * `unsettled_micros`, apart from the settled spend; settlement then keeps each call once and bills the run exactly
- * its ledger. A run whose process died after a call was answered is settled by the sweeper as `failed`, billed for
- * that call.
+ * Calls already answered for runs not yet settled (decisions.md, Precise rules): while a run's later stage has its
+ * call open, the earlier stage's answered call is in the ledger and in the run's usage, and the rollup counts its
+ * cost as `unsettled_micros`, apart from the settled spend (the later call starts only once it is stored); a call
+ * answered while the same read goes on (a thought before its letter) is there within moments. Settlement then keeps
+ * each call once and bills the run exactly its ledger. A run whose process died after a call was answered is
+ * settled by the sweeper as `failed`, billed for that call. The upstream holds the later call until the test has
+ * read; nothing waits on a wall-clock margin.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Result, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import { CallRecorder, EarlyRecordDelayMs } from "../../src/ledger/CallRecorder.js"
+import { CallRecorder } from "../../src/ledger/CallRecorder.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
@@ -32,27 +34,35 @@ const twoStages = {
 
 const usage = { prompt_tokens: 1_000, completion_tokens: 1 }
 
-/** Waits (polling, at most ~1.5 s) until the organization's ledger lists `count` entries. */
+/** Waits until the organization's ledger lists `count` entries (the test's timeout bounds the wait). */
 const untilLedgerHas = (secret: string, count: number) =>
-  Effect.retry(
-    Effect.filterOrFail(getJson("/v1/usage/ledger", secret), (ledger) => ledger.entries.length >= count),
-    { times: 30, schedule: Schedule.spaced("50 millis") }
-  ).pipe(Effect.orDie)
+  Effect.repeat(getJson("/v1/usage/ledger", secret), {
+    schedule: Schedule.spaced("20 millis"),
+    until: (ledger) => ledger.entries.length >= count
+  })
+
+/** Waits until the upstream has received `count` requests (the test's timeout bounds the wait). */
+const untilUpstreamReceived = (count: number) =>
+  Effect.gen(function*() {
+    const upstream = yield* FakeUpstream
+    yield* Effect.repeat(upstream.requests, { schedule: Schedule.spaced("10 millis"), until: (received) => received.length >= count })
+  })
 
 layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServices: true, timeout: "120 seconds" })("unsettled spend", (it) => {
   describe("a run still reading", () => {
-    it.effect("its answered call is in the ledger, in its usage and in unsettled_micros; settlement keeps it once", () =>
+    it.effect("while its second stage's call is open, the first stage's call is in the ledger, its usage and unsettled_micros; settlement keeps it once", () =>
       Effect.gen(function*() {
         const upstream = yield* FakeUpstream
+        yield* upstream.reset
         const { organizationId, secret } = yield* seedOrganization({ billing: true })
         yield* grantCredit(organizationId, 100_000)
         yield* upstream.script(
           { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-first" },
-          { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.2, B: 0.8 }, usage, id: "chatcmpl-second" } }
+          { kind: "held", then: { kind: "logprobs", top: { A: 0.2, B: 0.8 }, usage, id: "chatcmpl-second" } }
         )
         const running = yield* Effect.forkChild(postRun(secret, twoStages, freshKey()))
-        yield* Effect.sleep(EarlyRecordDelayMs)
-        yield* untilLedgerHas(secret, 1)
+        // The second stage's call is open (and stays open until released): read at once, without waiting.
+        yield* untilUpstreamReceived(2)
 
         const sql = yield* SqlClient.SqlClient
         const [pending] = yield* sql<{ id: string }>`SELECT id::text FROM runs WHERE organization_id = ${organizationId}`
@@ -65,6 +75,7 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
         const ledger = (yield* getJson("/v1/usage/ledger", secret)).entries
         assert.deepStrictEqual(ledger.map((entry: any) => entry.provider_request_id), ["chatcmpl-first"])
 
+        yield* upstream.release
         const finished = (yield* Fiber.join(running)).json()
         assert.strictEqual(finished.state, "completed")
         assert.strictEqual(finished.cost_micros, 86)
@@ -80,20 +91,23 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
     it.effect("a thought answered while its letter call is still out counts as unsettled before the read ends", () =>
       Effect.gen(function*() {
         const upstream = yield* FakeUpstream
+        yield* upstream.reset
         const { organizationId, secret } = yield* seedOrganization({ billing: true })
         yield* grantCredit(organizationId, 100_000)
         yield* upstream.script(
           { kind: "thought", text: "The customer was charged twice.", usage: { prompt_tokens: 1_000, completion_tokens: 20 }, id: "chatcmpl-thought" },
-          { kind: "hang", ms: 2_000, then: { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-letter" } }
+          { kind: "held", then: { kind: "logprobs", top: { A: 0.9, B: 0.1 }, usage, id: "chatcmpl-letter" } }
         )
         const running = yield* Effect.forkChild(postRun(secret, { ...oneQuestion(), think_tokens: 64 }, freshKey()))
-        yield* Effect.sleep(EarlyRecordDelayMs)
+        yield* untilUpstreamReceived(2)
+        // Within one read the thought is stored `EarlyRecordDelayMs` after it was answered.
         yield* untilLedgerHas(secret, 1)
         const rollup = yield* getJson("/v1/usage", secret)
         assert.strictEqual(rollup.runs.in_flight, 1)
         assert.strictEqual(rollup.spend.unsettled_micros, 43, "the thought's 1,000 + 20 tokens")
         const ledger = (yield* getJson("/v1/usage/ledger", secret)).entries
         assert.deepStrictEqual(ledger.map((entry: any) => entry.provider_request_id), ["chatcmpl-thought"])
+        yield* upstream.release
         const finished = (yield* Fiber.join(running)).json()
         assert.strictEqual(finished.state, "completed")
         assert.strictEqual(finished.cost_micros, 86)
