@@ -18,12 +18,22 @@ const SslRequest = 80877103
 const GssRequest = 80877104
 const CancelRequest = 80877102
 
+/** A connection's turn: its startup message, or its messages up to a `Sync` (or a simple query). */
 interface Turn {
   readonly connection: Connection
+  readonly startup: Uint8Array | null
+  readonly messages: ReadonlyArray<Buffer>
+}
+
+/**
+ * What a turn sends to the database, decided when its turn comes (not when it arrives, so two connections preparing
+ * the same name at once prepare it once): its bytes, less the leading `Parse`s of statements the session holds
+ * already (each answered `ParseComplete` here), and the named `Parse` leading what is sent, recorded once the
+ * database answers it.
+ */
+interface Sending {
   readonly bytes: Uint8Array
-  /** A named `Parse` leading the turn and sent to the database: recorded once the database answers it. */
   readonly parse: NamedParse | null
-  /** The leading `Parse`s of statements the session holds already: each answered `ParseComplete`, not run. */
   readonly parsedAlready: number
 }
 
@@ -45,39 +55,37 @@ const namedParseOf = (message: Buffer): NamedParse => {
 /** A simple query that drops prepared statements of the session (the service sends none; a tool might). */
 const Deallocates = /^\s*(DEALLOCATE|DISCARD)\b/i
 
+/** What `turn` sends, against the session's named statements now (see `Sending`). */
+const sendingOf = (turn: Turn, statements: Map<string, string>): Sending => {
+  if (turn.startup !== null) return { bytes: turn.startup, parse: null, parsedAlready: 0 }
+  const messages = turn.messages
+  let parsedAlready = 0
+  let parse: NamedParse | null = null
+  while (parsedAlready < messages.length && messages[parsedAlready]![0] === 0x50) {
+    const named = namedParseOf(messages[parsedAlready]!)
+    if (named.name === "") break
+    if (statements.get(named.name) !== named.text) {
+      parse = named
+      break
+    }
+    parsedAlready++
+  }
+  const rest = messages.slice(parsedAlready)
+  for (const message of rest) {
+    const type = message[0]
+    if (type === 0x43 && message[5] === 0x53) statements.delete(message.toString("utf8", 6, message.length - 1))
+    if (type === 0x51 && Deallocates.test(message.toString("utf8", 5))) statements.clear()
+  }
+  return { bytes: new Uint8Array(Buffer.concat(rest)), parse, parsedAlready }
+}
+
 class Connection {
   private buffer: Buffer = Buffer.alloc(0)
   private pending: Array<Buffer> = []
   started = false
   closed = false
 
-  constructor(
-    readonly socket: Socket,
-    private readonly submit: (turn: Turn) => void,
-    private readonly statements: Map<string, string>
-  ) {}
-
-  /** The turn of `messages`: leading `Parse`s of statements the session holds are left out and answered here. */
-  private turnOf(messages: ReadonlyArray<Buffer>): Turn {
-    let parsedAlready = 0
-    let parse: NamedParse | null = null
-    while (parsedAlready < messages.length && messages[parsedAlready]![0] === 0x50) {
-      const named = namedParseOf(messages[parsedAlready]!)
-      if (named.name === "") break
-      if (this.statements.get(named.name) !== named.text) {
-        parse = named
-        break
-      }
-      parsedAlready++
-    }
-    const rest = messages.slice(parsedAlready)
-    for (const message of rest) {
-      const type = message[0]
-      if (type === 0x43 && message[5] === 0x53) this.statements.delete(message.toString("utf8", 6, message.length - 1))
-      if (type === 0x51 && Deallocates.test(message.toString("utf8", 5))) this.statements.clear()
-    }
-    return { connection: this, bytes: new Uint8Array(Buffer.concat(rest)), parse, parsedAlready }
-  }
+  constructor(readonly socket: Socket, private readonly submit: (turn: Turn) => void) {}
 
   /** Frames incoming bytes into messages and submits each complete turn. */
   receive(chunk: Buffer): void {
@@ -99,7 +107,7 @@ class Connection {
           return
         }
         this.started = true
-        this.submit({ connection: this, bytes: new Uint8Array(message), parse: null, parsedAlready: 0 })
+        this.submit({ connection: this, startup: new Uint8Array(message), messages: [] })
         continue
       }
       if (this.buffer.length < 5) return
@@ -116,7 +124,7 @@ class Connection {
       if (type === "S" || type === "Q" || type === "H" || type === "d" || type === "c" || type === "f") {
         const messages = this.pending
         this.pending = []
-        this.submit(this.turnOf(messages))
+        this.submit({ connection: this, startup: null, messages })
       }
     }
   }
@@ -176,9 +184,10 @@ class Turns {
     this.running = true
     try {
       for (let turn = this.next(); turn !== undefined; turn = this.next()) {
-        const { connection, bytes, parse } = turn
+        const { connection } = turn
         if (connection.closed) continue
-        for (let index = 0; index < turn.parsedAlready; index++) connection.socket.write(ParseComplete)
+        const { bytes, parse, parsedAlready } = sendingOf(turn, this.statements)
+        for (let index = 0; index < parsedAlready; index++) connection.socket.write(ParseComplete)
         if (bytes.length === 0) continue
         // The first answer of a turn led by a Parse is that Parse's: ParseComplete, or the error that refused it.
         let first = true
@@ -240,7 +249,7 @@ export const servePglite = (
   const turns = new Turns(db)
   const server: Server = createServer((socket) => {
     socket.setNoDelay(true)
-    const connection = new Connection(socket, (turn) => turns.submit(turn), turns.statements)
+    const connection = new Connection(socket, (turn) => turns.submit(turn))
     turns.connections.add(connection)
     socket.on("data", (chunk: Buffer) => connection.receive(chunk))
     socket.on("error", () => socket.destroy())

@@ -15,6 +15,7 @@ import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import pg from "pg"
 import { prepareValue } from "pg/lib/utils.js"
+import { namedStatementsAllowed } from "../db/PgPool.js"
 import { inTransaction, onConnection, query, sqlErrorOf, type Statement } from "./LedgerSql.js"
 
 /** A statement with its values. */
@@ -62,6 +63,7 @@ class StepsQuery extends pg.Query {
 
 /** Whether every step can be bound on this connection without preparing it first. */
 const preparedOn = (client: pg.PoolClient, steps: ReadonlyArray<Step>) => {
+  if (!namedStatementsAllowed.has(client)) return false
   const parsed = (client as unknown as { readonly connection: Wire }).connection.parsedStatements
   return steps.every((step) => parsed[step.statement.name] === step.statement.text)
 }

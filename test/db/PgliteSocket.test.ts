@@ -110,6 +110,24 @@ describe("PgliteSocket", () => {
       assert.strictEqual(outcome.afterClash, 8)
     }), { timeout: 60_000 })
 
+  it.live("connections preparing one name at the same moment prepare it once, each answered", () =>
+    Effect.gen(function*() {
+      const outcome = yield* withServer(async (connect) => {
+        const pool = connect()
+        const clients = await Promise.all(Array.from({ length: 4 }, () => pool.connect()))
+        try {
+          // Every client is connected before any sends, so all four Parses arrive before the first is answered.
+          const answers = await Promise.all(clients.map((client, i) =>
+            client.query<{ n: number }>({ name: "together", text: "SELECT $1::int + 1 AS n", values: [i] })
+              .then((result) => result.rows[0]!.n, (error: { code?: string }) => error.code)))
+          return answers
+        } finally {
+          for (const client of clients) client.release()
+        }
+      })
+      assert.deepStrictEqual(outcome, [1, 2, 3, 4])
+    }), { timeout: 60_000 })
+
   it.live("a refused Parse prepares nothing: the next connection's Parse of the name runs", () =>
     Effect.gen(function*() {
       const outcome = yield* withServer(async (connect) => {
