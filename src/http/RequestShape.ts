@@ -169,39 +169,23 @@ export const payloadHeadersRefusal = (
 }
 
 /**
- * `readJsonPayload` outside the runtime (the direct route of `POST /v1/runs`): `done` is called once with the payload
- * or its rejection, unless the function it answers is called first (it stops reading); `aborted` instead when the
- * connection closes before the body has arrived.
- */
-export const readJsonPayloadNow = (
-  raw: IncomingMessage,
-  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">,
-  done: (exit: Exit.Exit<JsonPayload, BodyRejection>) => void,
-  aborted: () => void
-): () => void => {
-  const refused = payloadHeadersRefusal(raw, info)
-  if (refused !== undefined) {
-    done(Exit.fail(refused))
-    return () => {}
-  }
-  const read = (text: Exit.Exit<string, BodyRejection>) =>
-    done(Exit.isSuccess(text) ? checkPayloadText(text.value, info.style) : Exit.failCause(text.cause))
-  return readPayloadText(raw, info, read, aborted)
-}
-
-/**
  * The JSON payload of a request on a route that takes one, in the route's rejection style: a JSON content type (else
  * the 413 of a declared length over the limit, or the content-type rejection), the body read under the limit, parsed,
- * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request, so
- * the API's middleware and a route served outside the router (src/runs/CreateRunRoute.ts) check a body alike.
+ * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request.
  */
 export const readJsonPayload = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
 ): Effect.Effect<JsonPayload, BodyRejection> =>
-  Effect.callback((resume) => {
-    const stop = readJsonPayloadNow(raw, info, resume, () => resume(uploadAborted))
-    return Effect.sync(stop)
+  Effect.suspend(() => {
+    const refused = payloadHeadersRefusal(raw, info)
+    if (refused !== undefined) return Effect.fail(refused)
+    return Effect.callback<JsonPayload, BodyRejection>((resume) => {
+      const read = (text: Exit.Exit<string, BodyRejection>) =>
+        resume(Exit.isSuccess(text) ? checkPayloadText(text.value, info.style) : Exit.failCause(text.cause))
+      const stop = readPayloadText(raw, info, read, () => resume(uploadAborted))
+      return Effect.sync(stop)
+    })
   })
 
 /**

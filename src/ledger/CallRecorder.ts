@@ -7,7 +7,7 @@
  * run settles only after its early writes have ended. Early writes are batched across runs, with an asynchronous
  * commit (settlement's synchronous commit flushes them).
  */
-import { Context, Effect, Exit, type Fiber, Layer } from "effect"
+import { Context, Effect, Exit, Fiber, Layer } from "effect"
 import { PgPools } from "../db/PgPool.js"
 import { makeBatcher } from "./Batcher.js"
 import { query, type Statement } from "./LedgerSql.js"
@@ -35,8 +35,6 @@ export interface EarlyRecording {
   readonly add: (calls: ReadonlyArray<LedgerCall>) => void
   /** Drops what was not written yet (settlement writes it) and waits for writes under way. */
   readonly stop: Effect.Effect<void>
-  /** `stop` outside the runtime: `done` is called once the writes under way have ended (at once when none is). */
-  readonly stopNow: (done: () => void) => void
 }
 
 /** The early recorder's operations. */
@@ -79,21 +77,17 @@ const make = Effect.gen(function*() {
         writing.add(fiber)
         fiber.addObserver(() => writing.delete(fiber))
       }
-      const stopNow = (done: () => void) => {
-        if (timer !== undefined) clearTimeout(timer)
-        timer = undefined
-        waiting = []
-        let left = writing.size
-        if (left === 0) return done()
-        for (const fiber of writing) fiber.addObserver(() => --left === 0 && done())
-      }
       return {
         add: (calls) => {
           waiting.push(...calls)
           if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
         },
-        stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
-        stopNow
+        stop: Effect.suspend(() => {
+          if (timer !== undefined) clearTimeout(timer)
+          timer = undefined
+          waiting = []
+          return writing.size === 0 ? Effect.void : Effect.asVoid(Fiber.awaitAll([...writing]))
+        })
       }
     }
   })

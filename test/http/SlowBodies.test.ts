@@ -8,9 +8,8 @@
  */
 import { connect, type Socket } from "node:net"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { DirectRoutes } from "../../src/http/DirectRoutes.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { ShedMessage } from "../../src/http/Overload.js"
 import { call, codeOf } from "../support/Api.js"
@@ -119,21 +118,10 @@ const slowUploadsLeaveOthersServed = Effect.gen(function*() {
 
 const settings = { runsMaxInFlight: Places, requestBodyTimeoutMs: BodyTimeoutMs }
 
-layer(TestServerWithUpstreamLive(settings), { excludeTestServices: true, timeout: "60 seconds" })("slow uploads, direct route", (it) => {
-  describe("POST /v1/runs served directly", () => {
+layer(TestServerWithUpstreamLive(settings), { excludeTestServices: true, timeout: "60 seconds" })("slow uploads", (it) => {
+  describe("POST /v1/runs through the HttpApi", () => {
     it.effect("more slow uploads than the guard's places leave other organizations served; 403 at once, 408 late", () =>
       slowUploadsLeaveOthersServed)
-  })
-})
-
-layer(
-  TestServerWithUpstreamLive(settings, { directRoutes: Layer.succeed(DirectRoutes, []) }),
-  { excludeTestServices: true, timeout: "60 seconds" }
-)("slow uploads, through the API", (it) => {
-  describe("POST /v1/runs through the HttpApi (as with OTLP export on)", () => {
-    it.effect("more slow uploads than the guard's places leave other organizations served; 403 at once, 408 late", () =>
-      slowUploadsLeaveOthersServed)
-
   })
 })
 
@@ -147,7 +135,7 @@ const blockEventLoop = (ms: number) =>
   })
 
 layer(
-  TestServerWithUpstreamLive({ overloadMaxLagMs: 50 }, { directRoutes: Layer.succeed(DirectRoutes, []) }),
+  TestServerWithUpstreamLive({ overloadMaxLagMs: 50 }),
   { excludeTestServices: true, timeout: "60 seconds" }
 )("shedding once the body is read, through the API", (it) => {
   it.effect("a run or selection shed after its body was read is 503 no_route_available with Retry-After; nothing stored", () =>

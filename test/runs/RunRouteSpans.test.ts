@@ -1,43 +1,44 @@
 /**
- * `POST /v1/runs` served directly (src/runs/CreateRunRoute.ts) answers exactly as the API's router does. The test's
- * server serves the route directly, counting each request it takes; a second server over the same database has no
- * direct route, so the API serves it there. Every case goes to both, each with its own credentials and idempotency
+ * `POST /v1/runs` is served by the runs group's HttpApi handler (src/runs/RunsHttp.ts) whether spans are kept or not,
+ * and answers alike. The test's server runs with tracing off; a second server over the same database keeps spans,
+ * through a tracer that records their names. Every case goes to both, each with its own credentials and idempotency
  * keys, and the answers must match: status, header names, content type, CORS, `Retry-After`, the `Server-Timing`
  * parts, and the body with ids and times blanked. The cases cover a run, its replay, and a failure of each stage:
  * credential, content type, JSON, decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict,
- * credit and the key's rate limit.
+ * credit and the key's rate limit. With spans kept, a run is traced as the request's span with the run's parts
+ * (admission, the model's call, settlement) under it.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Layer, Schema } from "effect"
+import { Effect, Exit, Layer, Option, References, Schema, Tracer } from "effect"
 import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
 import { Api } from "../../schema/Api.js"
-import { DirectRoutes } from "../../src/http/DirectRoutes.js"
 import { ServerAddress } from "../../src/http/Listen.js"
-import { CreateRunRouteLive } from "../../src/runs/CreateRunRoute.js"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { oneQuestion } from "../support/Runs.js"
 import { startSecondServerWith } from "../support/SecondServer.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"
 import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
-let taken = 0
+/** The spans the second server made: name and parent's name, in the order they ended. */
+const ended: Array<{ readonly name: string; readonly parent: string | undefined }> = []
 
-/** CreateRunRouteLive's routes, each counting the requests it takes. */
-const CountedRoutes = Layer.effect(
-  DirectRoutes,
-  Effect.map(DirectRoutes, (routes) =>
-    routes.map((route) => ({
-      ...route,
-      make: (server: Parameters<typeof route.make>[0]) => {
-        const serve = route.make(server)
-        return (...args: Parameters<typeof serve>) => {
-          taken += 1
-          serve(...args)
-        }
+/** A tracer keeping every span, recording each as it ends. */
+const RecordingTracer = Layer.succeed(
+  Tracer.Tracer,
+  Tracer.make({
+    span: (options) => {
+      const span = new Tracer.NativeSpan(options)
+      const end = span.end.bind(span)
+      span.end = (endTime, exit) => {
+        end(endTime, exit)
+        const parent = Option.getOrUndefined(options.parent)
+        ended.push({ name: options.name, parent: parent?._tag === "Span" ? parent.name : undefined })
       }
-    })))
-).pipe(Layer.provide(CreateRunRouteLive))
+      return span
+    }
+  })
+)
 
 const Origin = "https://console.example.com"
 
@@ -138,25 +139,35 @@ const newCaller = (tag: string) =>
   })
 
 layer(
-  TestServerWithUpstreamLive({ corsAllowedOrigins: [Origin] }, { directRoutes: CountedRoutes }),
+  TestServerWithUpstreamLive({ corsAllowedOrigins: [Origin] }).pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))),
   { excludeTestServices: true, timeout: "120 seconds" }
-)("POST /v1/runs served directly", (it) => {
-  describe("answers as the API's router does", () => {
+)("POST /v1/runs with spans on and off", (it) => {
+  describe("answers alike with spans kept and off", () => {
     it.effect("every case, sent to both servers, reads the same", () =>
       Effect.gen(function*() {
-        const direct = (yield* ServerAddress).url
-        const routed = yield* startSecondServerWith({ directRoutes: Layer.succeed(DirectRoutes, []) })
+        const off = (yield* ServerAddress).url
+        const on = yield* startSecondServerWith(Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)))
         for (const [index, [name, send]] of cases.entries()) {
-          const before = taken
-          const directCaller = yield* newCaller(`d${index}-${Date.now()}`)
-          const viaDirect = yield* send(direct, directCaller)
-          assert.isAbove(taken, before, `${name}: the direct route took it`)
-          const takenNow = taken
-          const routedCaller = yield* newCaller(`r${index}-${Date.now()}`)
-          const viaRouter = yield* send(routed, routedCaller)
-          assert.strictEqual(taken, takenNow, `${name}: the second server has no direct route`)
-          assert.deepStrictEqual(comparable(viaDirect, directCaller.tag), comparable(viaRouter, routedCaller.tag), name)
+          const offCaller = yield* newCaller(`d${index}-${Date.now()}`)
+          const spansOff = yield* send(off, offCaller)
+          const onCaller = yield* newCaller(`r${index}-${Date.now()}`)
+          const spansOn = yield* send(on, onCaller)
+          assert.deepStrictEqual(comparable(spansOff, offCaller.tag), comparable(spansOn, onCaller.tag), name)
         }
+      }))
+
+    it.effect("with spans kept, a run's parts are spans under the request's", () =>
+      Effect.gen(function*() {
+        const on = yield* startSecondServerWith(Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)))
+        const caller = yield* newCaller(`s-${Date.now()}`)
+        ended.length = 0
+        const response = yield* post(on, caller.secret, run, { "idempotency-key": `${caller.tag}-s` })
+        assert.strictEqual(response.status, 200, response.text)
+        const parentOf = (name: string) => ended.find((span) => span.name === name)?.parent
+        assert.strictEqual(parentOf("run.admit"), "http.server POST")
+        assert.strictEqual(parentOf("run.settle"), "http.server POST")
+        assert.isDefined(ended.find((span) => span.name === "model.call"), "the model's call has its span")
+        assert.isDefined(ended.find((span) => span.name === "http.server POST"), "the request has its span")
       }))
 
     it.effect("a run's answer carries the body's headers, CORS, the request id and every Server-Timing part", () =>
@@ -172,9 +183,8 @@ layer(
         assert.strictEqual(response.json().state, "completed")
       }))
 
-    it.effect("a query string goes through the router, which refuses it", () =>
+    it.effect("a query string is refused as the contract says", () =>
       Effect.gen(function*() {
-        const before = taken
         const caller = yield* newCaller(`q-${Date.now()}`)
         const response = yield* rawRequest((yield* ServerAddress).url, {
           method: "POST",
@@ -182,16 +192,15 @@ layer(
           headers: { authorization: `Bearer ${caller.secret}`, "content-type": "application/json", "idempotency-key": "q" },
           body: run
         })
-        assert.strictEqual(taken, before)
         assert.strictEqual(response.status, 400, response.text)
         assert.strictEqual(response.json().error.code, "invalid_body")
       }))
   })
 })
 
-describe("the route decodes the body alone", () => {
-  // The direct route decodes only the payload (RouteTable.decodePayloadNow): it relies on the endpoint's headers
-  // schema refusing no request and its path taking no parameters, which is what HttpApi decodes besides.
+describe("the endpoint's request shape", () => {
+  // The handler reads the idempotency key itself (Runs.ts, `checkIdempotencyKey`): the endpoint's headers schema
+  // refuses no request and its path takes no parameters, so its refusals are the contract's, in the contract's order.
   it("POST /v1/runs: no path parameters, and a headers schema that decodes any headers Node hands over", () => {
     let found: { readonly headers: Schema.Top | undefined; readonly path: Schema.Top | undefined } | undefined
     HttpApi.reflect(Api, {
