@@ -213,7 +213,7 @@ const ask = (progress: Progress, question: PlannedQuestion): Effect.Effect<void>
     }
     const context = contextOf(progress, question)
     const draws = Array.from({ length: progress.options.draws }, (_, draw) => readDraw(progress, question, draw, context))
-    return Effect.map(Effect.all(draws, { concurrency: "unbounded" }), (readings) => {
+    return Effect.map(Effect.all(draws, { concurrency: draws.length }), (readings) => {
       const complete = readings.filter((item): item is DrawReading => item !== null)
       if (complete.length !== readings.length) return
       const probabilities = normalizeProbabilities(averageDraws(question.options.length, complete))
@@ -246,7 +246,11 @@ const runStages = (progress: Progress): Effect.Effect<void> =>
   Effect.forEach(progress.plan.stages, (stage) =>
     progress.error !== null || progress.defect !== null
       ? Effect.void
-      : Effect.forEach(stage, (question) => ask(progress, question), { concurrency: QUESTION_CONCURRENCY, discard: true }), {
+      : Effect.forEach(stage, (question) => ask(progress, question), {
+        // One question (or one draw, above) runs in the engine's own fiber: a fiber per item only where they overlap.
+        concurrency: Math.min(QUESTION_CONCURRENCY, stage.length),
+        discard: true
+      }), {
     discard: true
   })
 

@@ -9,7 +9,7 @@
  * detached from the caller's (it carries the caller's services, request id, loggers and span), and the caller waits
  * for whichever comes first, its end or the deadline's timer (on the fiber's `Clock`).
  */
-import { Clock, Effect, Fiber } from "effect"
+import { Cause, Clock, Effect, Exit, type Fiber } from "effect"
 import { DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type { CallRecorderService } from "../ledger/CallRecorder.js"
 import type { AdmissionError, AdmittedRun, RunLedgerService, SettlementResult, Settling } from "../ledger/RunLedger.js"
@@ -204,6 +204,31 @@ export interface StartedRun {
 }
 
 /**
+ * The caller's answer: the work's end, or the deadline's failure should its timer (a fiber of the caller's, on the
+ * caller's `Clock`) answer first. Whichever answers stops the other's wait; the work itself goes on.
+ */
+const callerAnswer = (work: Fiber.Fiber<RunOutcome, WorkError>, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
+  Effect.withFiber((caller) => {
+    const timer = Effect.runForkWith(caller.context)(expiry(context))
+    return Effect.callback<RunOutcome, WorkError>((resume) => {
+      let answered = false
+      const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
+        if (answered) return
+        answered = true
+        stopWork()
+        timer.interruptUnsafe()
+        resume(exit)
+      }
+      const stopWork = work.addObserver(answer)
+      timer.addObserver((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) && answer(exit))
+      return Effect.sync(() => {
+        stopWork()
+        timer.interruptUnsafe()
+      })
+    })
+  })
+
+/**
  * Starts the work of a run in a fiber of its own, detached from the caller's, so it goes on to settle the run
  * whatever becomes of the caller; the answer is the work's end, or `deadline_exceeded` once the deadline and its
  * grace passed first (the work then stores that failure).
@@ -211,7 +236,7 @@ export interface StartedRun {
 export const startRun = (services: RunServices, context: RunContext): Effect.Effect<StartedRun> =>
   Effect.map(Effect.forkDetach(work(services, context), { startImmediately: true }), (fiber) => ({
     work: fiber,
-    answer: Effect.raceFirst(Fiber.join(fiber), expiry(context))
+    answer: callerAnswer(fiber, context)
   }))
 
 /** A run against its deadline: its outcome, or `deadline_exceeded` once the deadline passed (see `startRun`). */
