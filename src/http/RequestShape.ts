@@ -21,6 +21,7 @@ import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
 import { NoRouteAvailable } from "../../schema/Errors.js"
 import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./Overload.js"
+import { newTimingMarks, serverTimingValue } from "./ServerTiming.js"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
 /** The request carries a body (a length over zero, or chunked). */
@@ -225,17 +226,26 @@ const scopeBeforeBody = (raw: IncomingMessage, info: EndpointInfo) => {
 
 /**
  * The overload guard's decision on a run or selection whose body has just been read (Overload.ts): shed, it is
- * `503 no_route_available` with `Retry-After`, answered through the API; nothing was stored.
+ * `503 no_route_available` with `Retry-After` and `Server-Timing` (as the guard answers a request it sheds at once),
+ * answered through the API; nothing was stored.
  */
 const takenOnceRead = (raw: IncomingMessage) =>
   takeOnceRead(raw, false)
     ? Effect.void
-    : Effect.andThen(
-      HttpEffect.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(ShedRetryAfterSeconds)))
-      ),
-      Effect.fail(new NoRouteAvailable({ message: ShedMessage }))
-    )
+    : Effect.suspend(() => {
+      const marks = newTimingMarks()
+      return Effect.andThen(
+        HttpEffect.appendPreResponseHandler((_request, response) =>
+          Effect.sync(() =>
+            HttpServerResponse.setHeaders(response, {
+              "retry-after": String(ShedRetryAfterSeconds),
+              "server-timing": serverTimingValue(marks)
+            })
+          )
+        ),
+        Effect.fail(new NoRouteAvailable({ message: ShedMessage }))
+      )
+    })
 
 /** The request the handler sees once its shape is checked: the original, or the view with the body parsed. */
 const checkShape = (request: HttpServerRequest.HttpServerRequest, info: EndpointInfo, context: Context.Context<never>) =>

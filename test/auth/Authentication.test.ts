@@ -1,7 +1,6 @@
 /**
  * Bearer parsing, and the key cache's promise: a revocation or rotation made by one process takes effect at once
- * there and within a second on another process sharing the database; `known` (the direct route's look-up without the
- * runtime) answers only what `verify` would answer from the cache.
+ * there and within a second on another process sharing the database.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"

@@ -3,7 +3,7 @@
  * must arrive within REQUEST_BODY_TIMEOUT_MS of its headers, else a plain-text 408 and the connection closes; the
  * credential and the scope are checked from the headers before the body is read; the overload guard counts a run or
  * selection only once its body has been read. So more slow uploads than the guard's places, with a key lacking the
- * scope or holding it, on the direct route and through the API, leave another organization's runs served; nothing
+ * scope or holding it, leave another organization's runs served; nothing
  * refused is stored or charged.
  */
 import { connect, type Socket } from "node:net"
