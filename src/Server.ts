@@ -20,6 +20,8 @@ import { SweeperLive } from "./ledger/Sweeper.js"
 import { PlannerStatisticsLive } from "./db/PlannerStatistics.js"
 import { ServicesLive } from "./Services.js"
 import { RunsHttp } from "./runs/RunsHttp.js"
+import { CreateRunRouteLive } from "./runs/CreateRunRoute.js"
+import type { DirectRoutes } from "./http/DirectRoutes.js"
 import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
 import { docsLayer } from "./http/Docs.js"
@@ -41,14 +43,17 @@ export const RoutesLive = Layer.mergeAll(HandlersLive, docsLayer(Api, "/docs"), 
 
 /**
  * The HTTP app listening on host and port, given the database; `bootstrap` runs the embedded first start. The
- * services stay visible to whoever builds it (tests seed data through them).
+ * services stay visible to whoever builds it (tests seed data through them). `directRoutes` are the routes served
+ * beside the router (src/http/DirectRoutes.ts): `POST /v1/runs` unless a test gives others (none, to compare).
  */
 export const HttpLive = (options: {
   readonly host: string
   readonly port: number
   readonly bootstrap: boolean
+  readonly directRoutes?: Layer.Layer<DirectRoutes, never, Layer.Services<typeof CreateRunRouteLive>>
 }) =>
   Layer.merge(listen(options, RoutesLive), MetricsLive).pipe(
+    Layer.provide(options.directRoutes ?? CreateRunRouteLive),
     Layer.provide(BoundaryLive),
     Layer.provide(options.bootstrap ? BootstrapLive : Layer.empty),
     Layer.provide(SweeperLive),

@@ -3,16 +3,16 @@
  * Boundary.ts) on a Node HTTP server. The routes and everything they need (database, migrations) are built first and
  * the request handler is attached when the server is created, before it listens: a connection accepted during
  * start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer). The
- * overload guard sees each request first (Overload.ts); a request it lets through goes to the router, which serves
- * every route, `POST /v1/runs` included, through HttpApi. Each request's body must arrive within
+ * overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
+ * exact method and URL, if any (DirectRoutes.ts), else to the router. Each request's body must arrive within
  * `REQUEST_BODY_TIMEOUT_MS` of its headers (BodyDeadline.ts), and the guard decides on a run or selection with a body
  * once its reader has read it. Every request is counted, timed and
  * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
  * trace id (RequestLogContext.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Context, Effect, Layer, LogLevel } from "effect"
-import { HttpMiddleware, HttpRouter } from "effect/http"
+import { Context, Effect, Layer, LogLevel, Option } from "effect"
+import { HttpMiddleware, HttpRouter, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
@@ -21,10 +21,12 @@ import { makeCors } from "./Cors.js"
 import { errorBoundary } from "./ErrorBoundary.js"
 import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
-import { observeRequests } from "./RequestObserver.js"
+import { observeAnswer, observeRequests } from "./RequestObserver.js"
+import { nodeRequestOf } from "./RequestShape.js"
+import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "./RouteLabels.js"
 import { watchBodyDeadline } from "./BodyDeadline.js"
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server } from "node:http"
 
 /** Where the server listens. */
 export class ServerAddress extends Context.Service<
@@ -44,9 +46,11 @@ const guardGauges = (guard: OverloadGuard) =>
 
 /**
  * The API's app (the router the API's routes and the pages beside it are registered on), inside the edge
- * (ErrorBoundary.ts) and observed: counted, timed and logged per request, with the request's log context.
+ * (ErrorBoundary.ts) and observed: counted, timed and logged per request, with the request's log context. Beside it,
+ * the app that answers what a direct route hands back (DirectRoutes.ts): the answer it was given, inside the same edge
+ * and error encoding as the router's, observed alike.
  */
-const observedApp = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
+const observedApps = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
 Effect.gen(function*() {
   const config = yield* AppConfig
   yield* requestLogContext
@@ -57,20 +61,50 @@ Effect.gen(function*() {
   const accessLog = config.accessLog && LogLevel.isGreaterThanOrEqualTo("Info", config.logLevel)
   const observe = observeRequests({ routes, accessLog })
   const edge = errorBoundary(table, makeCors(config.corsAllowedOrigins))
-  return observe(edge(router))
+  const handedBack = new WeakMap<IncomingMessage, Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>>()
+  const answerHandedBack = Effect.withFiber((fiber) => {
+    const raw = nodeRequestOf(Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest))
+    const answer = handedBack.get(raw)
+    handedBack.delete(raw)
+    return answer ?? Effect.die(new Error("a direct route handed back no answer"))
+  })
+  return {
+    app: observe(edge(router)),
+    handedBackApp: observe(edge(answerHandedBack)),
+    handedBack,
+    observeAnswer: observeAnswer(accessLog),
+    accessLog,
+    services: yield* Effect.context<never>()
+  }
 })
 
 /** A request handler whose requests' spans are named `http.server <METHOD>`. */
 const traced = <A, E, R>(makeHandler: Effect.Effect<A, E, R>) =>
   Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, (request) => `http.server ${request.method}`)
 
-/** The API's handler: each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on. */
-const requestHandler = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
-  Effect.gen(function*() {
-    const app = yield* observedApp(routeLayer)
-    const scope = yield* Effect.scope
-    return yield* traced(NodeHttpServer.makeHandler(app, { scope, middleware: HttpMiddleware.tracer }))
-  })
+/** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
+const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
+Effect.gen(function*() {
+  const routes = Option.getOrElse(yield* Effect.serviceOption(DirectRoutes), () => [])
+  const apps = yield* observedApps(routeLayer)
+  const scope = yield* Effect.scope
+  // Each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on.
+  const handler = yield* traced(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
+  const handBack = yield* traced(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
+  const server: DirectServer = {
+    runtime: apps.services,
+    observe: (method, route, status, durationMs) => {
+      const line = apps.observeAnswer(method, route, status, durationMs)
+      return apps.accessLog ? line : undefined
+    },
+    viaApi: (request, response, answer) => {
+      apps.handedBack.set(request, answer)
+      handBack(request, response)
+    }
+  }
+  const direct = new Map(routes.map((route) => [`${route.method} ${route.url}`, route.make(server)]))
+  return { handler, direct }
+})
 
 /**
  * How this process accepts (SharedPort.ts): under WORKERS, on the port the primary reserved, telling the primary once
@@ -92,7 +126,7 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
     ServerAddress,
     Effect.gen(function*() {
       const accept = acceptFor(options)
-      const handler = yield* requestHandler(routeLayer)
+      const { handler, direct } = yield* requestHandlers(routeLayer)
       const config = yield* AppConfig
       const guard = yield* Effect.acquireRelease(
         Effect.sync(() => startOverloadGuard({
@@ -107,7 +141,9 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
       const server = createServer({ keepAliveTimeout: 65_000 }, (request, response) => {
         watchBodyDeadline(request, response, config.requestBodyTimeoutMs)
         if (guard.shedOnceRead(request, response)) return
-        handler(request, response)
+        const route = direct.size === 0 ? undefined : direct.get(`${request.method} ${request.url}`)
+        if (route === undefined) handler(request, response)
+        else route(request, response)
       })
       const accepting = yield* Effect.acquireRelease(
         Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),

@@ -43,6 +43,11 @@ export interface EndpointInfo {
     request: HttpServerRequest.HttpServerRequest,
     params: RouteParams
   ) => Effect.Effect<void, HttpApiError.HttpApiSchemaError>
+  /**
+   * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
+   * answering the decoded payload and headers, for a route served beside the router (src/runs/CreateRunRoute.ts).
+   */
+  readonly decodeInput: InputDecoder
 }
 
 /** An endpoint's payload and headers as HttpApi decodes them (undefined where the endpoint declares none). */
@@ -176,11 +181,12 @@ const endpointInfo = (
     checkQuery: compileQuery(endpoint.query, options.query),
     // The body is read (`request.json`, a getter that starts reading) only when the endpoint has a payload.
     decodeRequest: (request, params) =>
-      Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers))
+      Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
+    decodeInput
   }
 }
 
-/** Each API reflected once per process (2.7 ms to build). */
+/** Each API reflected once per process: the boundary and the direct route share its decoders (2.7 ms to build). */
 const reflectedApis = new WeakMap<object, Reflected>()
 
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */

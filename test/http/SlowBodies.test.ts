@@ -3,13 +3,14 @@
  * must arrive within REQUEST_BODY_TIMEOUT_MS of its headers, else a plain-text 408 and the connection closes; the
  * credential and the scope are checked from the headers before the body is read; the overload guard counts a run or
  * selection only once its body has been read. So more slow uploads than the guard's places, with a key lacking the
- * scope or holding it, leave another organization's runs served; nothing
+ * scope or holding it, on the direct route and through the API, leave another organization's runs served; nothing
  * refused is stored or charged.
  */
 import { connect, type Socket } from "node:net"
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { DirectRoutes } from "../../src/http/DirectRoutes.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { ShedMessage } from "../../src/http/Overload.js"
 import { call, codeOf } from "../support/Api.js"
@@ -118,10 +119,21 @@ const slowUploadsLeaveOthersServed = Effect.gen(function*() {
 
 const settings = { runsMaxInFlight: Places, requestBodyTimeoutMs: BodyTimeoutMs }
 
-layer(TestServerWithUpstreamLive(settings), { excludeTestServices: true, timeout: "60 seconds" })("slow uploads", (it) => {
-  describe("POST /v1/runs through the HttpApi", () => {
+layer(TestServerWithUpstreamLive(settings), { excludeTestServices: true, timeout: "60 seconds" })("slow uploads, direct route", (it) => {
+  describe("POST /v1/runs served directly", () => {
     it.effect("more slow uploads than the guard's places leave other organizations served; 403 at once, 408 late", () =>
       slowUploadsLeaveOthersServed)
+  })
+})
+
+layer(
+  TestServerWithUpstreamLive(settings, { directRoutes: Layer.succeed(DirectRoutes, []) }),
+  { excludeTestServices: true, timeout: "60 seconds" }
+)("slow uploads, through the API", (it) => {
+  describe("POST /v1/runs through the HttpApi (as with OTLP export on)", () => {
+    it.effect("more slow uploads than the guard's places leave other organizations served; 403 at once, 408 late", () =>
+      slowUploadsLeaveOthersServed)
+
   })
 })
 
@@ -135,7 +147,7 @@ const blockEventLoop = (ms: number) =>
   })
 
 layer(
-  TestServerWithUpstreamLive({ overloadMaxLagMs: 50 }),
+  TestServerWithUpstreamLive({ overloadMaxLagMs: 50 }, { directRoutes: Layer.succeed(DirectRoutes, []) }),
   { excludeTestServices: true, timeout: "60 seconds" }
 )("shedding once the body is read, through the API", (it) => {
   it.effect("a run or selection shed after its body was read is 503 no_route_available with Retry-After; nothing stored", () =>

@@ -1,24 +1,46 @@
 /**
- * `POST /v1/runs` is served by the runs group's HttpApi handler (src/runs/RunsHttp.ts) whether spans are kept or not,
- * and answers alike. The test's server runs with tracing off; a second server over the same database keeps spans,
- * through a tracer that records their names. Every case goes to both, each with its own credentials and idempotency
- * keys, and the answers must match: status, header names, content type, CORS, `Retry-After`, the `Server-Timing`
- * parts, and the body with ids and times blanked. The cases cover a run, its replay, and a failure of each stage:
- * credential, content type, JSON, decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict,
- * credit and the key's rate limit. With spans kept, a run is traced as the request's span with the run's parts
- * (admission, the model's call, settlement) under it.
+ * `POST /v1/runs` answers alike whichever way it is served: by the direct route (src/runs/CreateRunRoute.ts, taken
+ * while spans are not exported) or by the runs group's HttpApi handler (src/runs/RunsHttp.ts, with spans kept and
+ * exported). The test's server runs with tracing off and serves the route directly, counting each request it takes; a
+ * second server over the same database keeps and exports spans through a tracer that records their names, so the API
+ * serves it there. Every case goes to both, each with its own credentials and idempotency keys, and the answers must
+ * match: status, header names, content type, CORS, `Retry-After`, the `Server-Timing` parts, and the body with ids and
+ * times blanked. The cases cover a run, its replay, and a failure of each stage: credential, content type, JSON,
+ * decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict, credit and the key's rate limit.
+ * With spans kept, a run is traced as the request's span with the run's parts (admission, the model's call,
+ * settlement) under it.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option, References, Schema, Tracer } from "effect"
 import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
 import { Api } from "../../schema/Api.js"
+import { DirectRoutes } from "../../src/http/DirectRoutes.js"
 import { ServerAddress } from "../../src/http/Listen.js"
+import { CreateRunRouteLive } from "../../src/runs/CreateRunRoute.js"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { oneQuestion } from "../support/Runs.js"
 import { startSecondServerWith } from "../support/SecondServer.js"
 import { seedKey, seedOrganization } from "../support/Seed.js"
 import { TestServerWithUpstreamLive } from "../support/TestServer.js"
+
+let taken = 0
+
+/** CreateRunRouteLive's routes, each counting the requests it takes. */
+const CountedRoutes = Layer.effect(
+  DirectRoutes,
+  Effect.map(DirectRoutes, (routes) =>
+    routes.map((route) => ({
+      ...route,
+      make: (server: Parameters<typeof route.make>[0]) => {
+        const serve = route.make(server)
+        return (...args: Parameters<typeof serve>) => {
+          taken += 1
+          serve(...args)
+        }
+      }
+    })))
+).pipe(Layer.provide(CreateRunRouteLive))
 
 /** The spans the second server made: name and parent's name, in the order they ended. */
 const ended: Array<{ readonly name: string; readonly parent: string | undefined }> = []
@@ -139,26 +161,32 @@ const newCaller = (tag: string) =>
   })
 
 layer(
-  TestServerWithUpstreamLive({ corsAllowedOrigins: [Origin] }).pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))),
+  TestServerWithUpstreamLive({ corsAllowedOrigins: [Origin] }, { directRoutes: CountedRoutes }).pipe(
+    Layer.provide(Layer.succeed(References.TracerEnabled, false))
+  ),
   { excludeTestServices: true, timeout: "120 seconds" }
 )("POST /v1/runs with spans on and off", (it) => {
-  describe("answers alike with spans kept and off", () => {
+  describe("answers alike served directly (spans off) and through the API (spans kept)", () => {
     it.effect("every case, sent to both servers, reads the same", () =>
       Effect.gen(function*() {
         const off = (yield* ServerAddress).url
-        const on = yield* startSecondServerWith(Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)))
+        const on = yield* startSecondServerWith({ extra: Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)) })
         for (const [index, [name, send]] of cases.entries()) {
+          const before = taken
           const offCaller = yield* newCaller(`d${index}-${Date.now()}`)
           const spansOff = yield* send(off, offCaller)
+          assert.isAbove(taken, before, `${name}: the direct route took it`)
+          const takenNow = taken
           const onCaller = yield* newCaller(`r${index}-${Date.now()}`)
           const spansOn = yield* send(on, onCaller)
+          assert.strictEqual(taken, takenNow, `${name}: the API served it on the server exporting spans`)
           assert.deepStrictEqual(comparable(spansOff, offCaller.tag), comparable(spansOn, onCaller.tag), name)
         }
       }))
 
     it.effect("with spans kept, a run's parts are spans under the request's", () =>
       Effect.gen(function*() {
-        const on = yield* startSecondServerWith(Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)))
+        const on = yield* startSecondServerWith({ extra: Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)) })
         const caller = yield* newCaller(`s-${Date.now()}`)
         ended.length = 0
         const response = yield* post(on, caller.secret, run, { "idempotency-key": `${caller.tag}-s` })
@@ -183,8 +211,9 @@ layer(
         assert.strictEqual(response.json().state, "completed")
       }))
 
-    it.effect("a query string is refused as the contract says", () =>
+    it.effect("a query string goes through the router, which refuses it as the contract says", () =>
       Effect.gen(function*() {
+        const before = taken
         const caller = yield* newCaller(`q-${Date.now()}`)
         const response = yield* rawRequest((yield* ServerAddress).url, {
           method: "POST",
@@ -192,6 +221,7 @@ layer(
           headers: { authorization: `Bearer ${caller.secret}`, "content-type": "application/json", "idempotency-key": "q" },
           body: run
         })
+        assert.strictEqual(taken, before)
         assert.strictEqual(response.status, 400, response.text)
         assert.strictEqual(response.json().error.code, "invalid_body")
       }))
@@ -200,7 +230,8 @@ layer(
 
 describe("the endpoint's request shape", () => {
   // The handler reads the idempotency key itself (Runs.ts, `checkIdempotencyKey`): the endpoint's headers schema
-  // refuses no request and its path takes no parameters, so its refusals are the contract's, in the contract's order.
+  // refuses no request and its path takes no parameters, so the direct route, which decodes the payload and the
+  // headers Node hands over (RouteTable.decodeInput), refuses what HttpApi refuses.
   it("POST /v1/runs: no path parameters, and a headers schema that decodes any headers Node hands over", () => {
     let found: { readonly headers: Schema.Top | undefined; readonly path: Schema.Top | undefined } | undefined
     HttpApi.reflect(Api, {

@@ -10,6 +10,8 @@ import { DatabaseLive } from "../../src/db/Sql.js"
 import { ServerAddress } from "../../src/http/Listen.js"
 import { HttpLive } from "../../src/Server.js"
 
+/** The direct routes a test server serves beside the router (HttpLive's `directRoutes`). */
+export type DirectRoutesLayer = NonNullable<Parameters<typeof HttpLive>[0]["directRoutes"]>
 import { freePort } from "../../bench/support/Processes.js"
 import { FakeConsole } from "./FakeConsole.js"
 import { FakeUpstream } from "./FakeUpstream.js"
@@ -42,13 +44,14 @@ export const TestClientLive = Layer.effect(
 /** The service listening on 127.0.0.1 on a free port, with its client, over a fresh database. */
 export const TestServerLive = (
   overrides: Partial<Settings> = {},
-  options: { readonly bootstrap?: boolean; readonly port?: number } = {}
+  options: { readonly bootstrap?: boolean; readonly port?: number; readonly directRoutes?: DirectRoutesLayer } = {}
 ) =>
   TestClientLive.pipe(
     Layer.provideMerge(HttpLive({
       host: "127.0.0.1",
       port: options.port ?? 0,
-      bootstrap: options.bootstrap ?? false
+      bootstrap: options.bootstrap ?? false,
+      ...(options.directRoutes === undefined ? {} : { directRoutes: options.directRoutes })
     })),
     Layer.provideMerge(DatabaseLive),
     Layer.provideMerge(testConfigLayer(overrides)),
@@ -68,7 +71,10 @@ export const TestServerWithConsoleLive = (overrides: Partial<Settings> = {}) =>
   ).pipe(Layer.provideMerge(FakeConsole.layer))
 
 /** The service answering decisions through a FakeUpstream (also provided) over the OpenAI-compatible wire format. */
-export const TestServerWithUpstreamLive = (overrides: Partial<Settings> = {}) =>
+export const TestServerWithUpstreamLive = (
+  overrides: Partial<Settings> = {},
+  options: { readonly directRoutes?: DirectRoutesLayer } = {}
+) =>
   Layer.unwrap(
     Effect.map(FakeUpstream, (upstream) =>
       TestServerLive({
@@ -78,7 +84,7 @@ export const TestServerWithUpstreamLive = (overrides: Partial<Settings> = {}) =>
         decisionProviderMaxRetries: 2,
         decisionProviderRetryBaseMs: 5,
         ...overrides
-      }))
+      }, options))
   ).pipe(Layer.provideMerge(FakeUpstream.layer))
 
 /** The service on a port chosen up front, so the pages it links to (`PUBLIC_BASE_URL`) carry the real address. */
