@@ -60,11 +60,6 @@ const boundedCache = <A>() => {
 export interface CredentialVerifierService {
   /** Authenticates a bearer credential. */
   readonly verify: (credential: string) => Effect.Effect<ActorShape, VerifyError>
-  /**
-   * The actor of an API key this process authenticated within the cache's second, without the runtime (the direct
-   * route of `POST /v1/runs`); undefined for anything else (`verify` then looks it up, or says why it is refused).
-   */
-  readonly known: (credential: string) => ActorShape | undefined
   /** Forgets what is cached about a secret hash (after its key is revoked or rotated). */
   readonly forget: (hash: Buffer) => void
   /** Writes a key's pending `last_used_at` now (before the key is revoked, so the revoked key is final). */
@@ -136,15 +131,6 @@ const sessionVerifier = (sessions: SessionKeysService, scopesOf: ReturnType<type
     } satisfies ActorShape
   })
 
-/** An API key's actor from the cache alone: a key that authenticated within its second (its use recorded). */
-const knownKey = (lastUsed: LastUsedService, cache: Cache<ActorShape | null>) => (credential: string): ActorShape | undefined => {
-  if (!credential.startsWith("otsk_") || !isWellFormedSecret(credential)) return undefined
-  const hit = cache.get(secretHash(credential).toString("hex"))
-  if (Option.isNone(hit) || hit.value === null || hit.value.credential.kind !== "api_key") return undefined
-  lastUsed.record(hit.value.credential.keyId)
-  return hit.value
-}
-
 const make = Effect.gen(function*() {
   const lastUsed = yield* LastUsed
   const keyCache = boundedCache<ActorShape | null>()
@@ -155,7 +141,6 @@ const make = Effect.gen(function*() {
       credential.startsWith("otsk_")
         ? (isWellFormedSecret(credential) ? verifyKey(credential) : Effect.fail(rejected()))
         : verifySession(credential),
-    known: knownKey(lastUsed, keyCache),
     forget: (hash) => keyCache.delete(hash.toString("hex")),
     recordUseNow: (keyId) => lastUsed.flushKey(keyId)
   })

@@ -1,7 +1,6 @@
 /**
  * The contract's errors as responses, for the edge (ErrorBoundary.ts): what it answers itself (a body the route never
- * saw, a decoding failure, an unexpected failure) and the failures a direct route hands back (DirectRoutes.ts) are
- * encoded here as an endpoint encodes its own errors: the JSON envelope of the code (`wire`, stamped with the
+ * saw, a decoding failure, an unexpected failure) is encoded here as an endpoint encodes its own errors: the JSON envelope of the code (`wire`, stamped with the
  * request's id) with its status and `application/json`, or the plain-text rejection (`wireText`) with its status and
  * `text/plain; charset=utf-8`.
  */

@@ -13,9 +13,9 @@
  * (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs the service
  * takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
  * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
- * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`: the router's
- * routes) is counted in `arbiter_http_shed_total` here and answered, counted and logged by the API like its other
- * refusals.
+ * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`) is counted in
+ * `arbiter_http_shed_total` and as a shed run here, and answered (with `Retry-After` and `Server-Timing`), counted
+ * and logged by the API like its other refusals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "./Cors.js"
@@ -256,7 +256,9 @@ export const startOverloadGuard = (
         if (answerHere) return !shed(request, response)
         const lagging = decide(response)
         if (lagging === undefined) return true
-        count(shedRequests, lagging ? shedSeries.get(key)!.lag : shedSeries.get(key)!.limit)
+        const series = shedSeries.get(key)!
+        count(shedRequests, lagging ? series.lag : series.limit)
+        count(runs, series.run)
         return false
       })
       return false

@@ -21,6 +21,7 @@ import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
 import { NoRouteAvailable } from "../../schema/Errors.js"
 import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./Overload.js"
+import { newTimingMarks, serverTimingValue } from "./ServerTiming.js"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
 /** The request carries a body (a length over zero, or chunked). */
@@ -169,39 +170,23 @@ export const payloadHeadersRefusal = (
 }
 
 /**
- * `readJsonPayload` outside the runtime (the direct route of `POST /v1/runs`): `done` is called once with the payload
- * or its rejection, unless the function it answers is called first (it stops reading); `aborted` instead when the
- * connection closes before the body has arrived.
- */
-export const readJsonPayloadNow = (
-  raw: IncomingMessage,
-  info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">,
-  done: (exit: Exit.Exit<JsonPayload, BodyRejection>) => void,
-  aborted: () => void
-): () => void => {
-  const refused = payloadHeadersRefusal(raw, info)
-  if (refused !== undefined) {
-    done(Exit.fail(refused))
-    return () => {}
-  }
-  const read = (text: Exit.Exit<string, BodyRejection>) =>
-    done(Exit.isSuccess(text) ? checkPayloadText(text.value, info.style) : Exit.failCause(text.cause))
-  return readPayloadText(raw, info, read, aborted)
-}
-
-/**
  * The JSON payload of a request on a route that takes one, in the route's rejection style: a JSON content type (else
  * the 413 of a declared length over the limit, or the content-type rejection), the body read under the limit, parsed,
- * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request, so
- * the API's middleware and a route served outside the router (src/runs/CreateRunRoute.ts) check a body alike.
+ * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request.
  */
 export const readJsonPayload = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
 ): Effect.Effect<JsonPayload, BodyRejection> =>
-  Effect.callback((resume) => {
-    const stop = readJsonPayloadNow(raw, info, resume, () => resume(uploadAborted))
-    return Effect.sync(stop)
+  Effect.suspend(() => {
+    const refused = payloadHeadersRefusal(raw, info)
+    if (refused !== undefined) return Effect.fail(refused)
+    return Effect.callback<JsonPayload, BodyRejection>((resume) => {
+      const read = (text: Exit.Exit<string, BodyRejection>) =>
+        resume(Exit.isSuccess(text) ? checkPayloadText(text.value, info.style) : Exit.failCause(text.cause))
+      const stop = readPayloadText(raw, info, read, () => resume(uploadAborted))
+      return Effect.sync(stop)
+    })
   })
 
 /**
@@ -241,17 +226,26 @@ const scopeBeforeBody = (raw: IncomingMessage, info: EndpointInfo) => {
 
 /**
  * The overload guard's decision on a run or selection whose body has just been read (Overload.ts): shed, it is
- * `503 no_route_available` with `Retry-After`, answered through the API; nothing was stored.
+ * `503 no_route_available` with `Retry-After` and `Server-Timing` (as the guard answers a request it sheds at once),
+ * answered through the API; nothing was stored.
  */
 const takenOnceRead = (raw: IncomingMessage) =>
   takeOnceRead(raw, false)
     ? Effect.void
-    : Effect.andThen(
-      HttpEffect.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(ShedRetryAfterSeconds)))
-      ),
-      Effect.fail(new NoRouteAvailable({ message: ShedMessage }))
-    )
+    : Effect.suspend(() => {
+      const marks = newTimingMarks()
+      return Effect.andThen(
+        HttpEffect.appendPreResponseHandler((_request, response) =>
+          Effect.sync(() =>
+            HttpServerResponse.setHeaders(response, {
+              "retry-after": String(ShedRetryAfterSeconds),
+              "server-timing": serverTimingValue(marks)
+            })
+          )
+        ),
+        Effect.fail(new NoRouteAvailable({ message: ShedMessage }))
+      )
+    })
 
 /** The request the handler sees once its shape is checked: the original, or the view with the body parsed. */
 const checkShape = (request: HttpServerRequest.HttpServerRequest, info: EndpointInfo, context: Context.Context<never>) =>

@@ -45,20 +45,9 @@ export interface EndpointInfo {
   ) => Effect.Effect<void, HttpApiError.HttpApiSchemaError>
   /**
    * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
-   * answering the decoded payload and headers, for a route served outside the router (src/runs/CreateRunRoute.ts).
+   * answering the decoded payload and headers, for a route served beside the router (src/runs/CreateRunRoute.ts).
    */
-  readonly decodeInput: (
-    params: RouteParams,
-    body: Effect.Effect<unknown>,
-    headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError>
-  /**
-   * The body alone (already read), decoded without the runtime, as HttpApi decodes it: for an endpoint whose path has
-   * no parameters and whose headers schema refuses no request (`POST /v1/runs`: `RequiredIdempotencyKey`, which the
-   * handler never reads), so the payload decides alone. `undefined` when it does not decode (then `decodeInput` says
-   * why, in HttpApi's words); schemas with asynchronous parts also answer `undefined`.
-   */
-  readonly decodePayloadNow: (body: unknown) => { readonly payload: unknown } | undefined
+  readonly decodeInput: InputDecoder
 }
 
 /** An endpoint's payload and headers as HttpApi decodes them (undefined where the endpoint declares none). */
@@ -139,7 +128,14 @@ const payloadSchema = (endpoint: HttpApiEndpoint.Top): Schema.Top | undefined =>
 const decoder = (schema: Schema.Top | undefined, options: SchemaAST.ParseOptions | undefined) =>
   schema === undefined ? undefined : Schema.decodeUnknownEffect(schema as unknown as AnySchema, options)
 
-const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): EndpointInfo["decodeInput"] => {
+/** Decodes the parts given (the body as an effect, read only when the endpoint has a payload), as HttpApi does. */
+type InputDecoder = (
+  params: RouteParams,
+  body: Effect.Effect<unknown>,
+  headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+) => Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError>
+
+const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): InputDecoder => {
   const path = decoder(endpoint.params, options.params)
   const payload = decoder(payloadSchema(endpoint), options.payload)
   const headers = decoder(endpoint.headers, options.headers)
@@ -154,21 +150,6 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions
         : undefined
       return { payload: decodedPayload, headers: decodedHeaders }
     })
-}
-
-const compilePayloadDecoderNow = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): EndpointInfo["decodePayloadNow"] => {
-  const schema = payloadSchema(endpoint)
-  if (schema === undefined) return () => ({ payload: undefined })
-  const decode = Schema.decodeUnknownResult(schema as unknown as AnySchema, options.payload)
-  return (body) => {
-    try {
-      const decoded = decode(body)
-      return Result.isFailure(decoded) ? undefined : { payload: decoded.success }
-    } catch {
-      // A schema with an asynchronous part cannot decode here; `decodeInput` does.
-      return undefined
-    }
-  }
 }
 
 /** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
@@ -201,8 +182,7 @@ const endpointInfo = (
     // The body is read (`request.json`, a getter that starts reading) only when the endpoint has a payload.
     decodeRequest: (request, params) =>
       Effect.asVoid(decodeInput(params, Effect.suspend(() => Effect.orDie(request.json)), request.headers)),
-    decodeInput,
-    decodePayloadNow: compilePayloadDecoderNow(endpoint, options)
+    decodeInput
   }
 }
 

@@ -4,17 +4,11 @@
  * under way for its organization, or goes the exact way under the organization's lock (Admission.ts), as does every
  * run a batch could not store. A batch that failed for want of the database is reconciled: the run, perhaps stored,
  * is settled `pending` once the database answers.
- *
- * The flow runs outside the Effect runtime (`admitNowWith`): a run its slice covers is stored by the next fast batch
- * and admitted from the batch's callback, with no step of the runtime of its own; every other way (the exact one, a
- * batch's failure or refusal, a key found used) is an Effect, run in a fiber of the caller's (`Fork`).
- * `RunLedger.admit` is the same flow as an Effect.
  */
 import { Cause, Effect, Exit, Result } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import { isTransactionConflict, unavailableOrDie } from "../db/Unavailable.js"
-import type { Fork } from "../fibers/Fork.js"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import { admitExact, type PendingRun } from "./Admission.js"
 import type { Needs, Reservation } from "./Escrow.js"
@@ -62,14 +56,6 @@ const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<Admis
     }
   })
 
-/** How admission reports its end, once. */
-export type AdmissionDone = (exit: Exit.Exit<AdmissionOutcome, AdmissionError>) => void
-
-/** Runs an admission way that is an Effect and reports its exit. */
-const runWay = (fork: Fork, way: Effect.Effect<AdmissionOutcome, AdmissionError>, done: AdmissionDone): void => {
-  fork(way).addObserver(done)
-}
-
 /**
  * What a fast batch's outcome for a run that it did not store means: the exact way decides (a lease short, a key
  * with limits, a key used by another body, a conflict PostgreSQL rolled back), or the run owning the key is replayed,
@@ -105,19 +91,15 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
   })
 
 /**
- * Admits a run its slice covered, in the next batch: a run the batch stored is admitted from the batch's callback;
- * anything else is decided by `afterFast`, in a fiber of the caller's.
+ * Admits a run its slice covered, in the next batch: a run the batch stored is admitted; anything else is decided by
+ * `afterFast`.
  */
 const fastWith = (parts: LedgerParts, afterFast: ReturnType<typeof afterFastWith>) =>
-(run: PendingRun, reservation: Reservation, keyed: boolean, fork: Fork, done: AdmissionDone): void => {
-  const batcher = keyed ? parts.keyedBatcher : parts.fastBatcher
-  batcher.submitNow({ run, reservation }, (exit) => {
-    if (Exit.isSuccess(exit) && exit.value._tag === "Stored") {
-      return done(Exit.succeed({ _tag: "Admitted", run: { pending: run, holdCredit: reservation.holdCredit, reservation } }))
-    }
-    runWay(fork, afterFast(run, reservation, exit), done)
-  })
-}
+(run: PendingRun, reservation: Reservation, keyed: boolean): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+  Effect.flatMap(Effect.exit((keyed ? parts.keyedBatcher : parts.fastBatcher).submit({ run, reservation })), (exit) =>
+    Exit.isSuccess(exit) && exit.value._tag === "Stored"
+      ? Effect.succeed({ _tag: "Admitted", run: { pending: run, holdCredit: reservation.holdCredit, reservation } } as const)
+      : afterFast(run, reservation, exit))
 
 /** The run to store for a request admitted at `now`. */
 const pendingRunOf = (request: AdmissionRequest, now: number, holder: string): PendingRun => ({
@@ -136,41 +118,36 @@ const pendingRunOf = (request: AdmissionRequest, now: number, holder: string): P
   keyId: request.keyId
 })
 
-/**
- * Admission outside the runtime: from this process's slice when it covers the run, else the exact way; `done` is
- * called once with the outcome. The ways that are Effects run in fibers `fork` makes (the caller's request id and
- * loggers); by default, fibers with the ledger's own services.
- */
-export const admitNowWith = (parts: LedgerParts) => {
+/** Admission: from this process's slice when it covers the run, else the exact way. */
+export const admitWith = (parts: LedgerParts) => {
   const exact = exactWith(parts)
   const fast = fastWith(parts, afterFastWith(parts, exact))
   const topUp = topUpWith(parts)
   const { escrow, holder, limitedKeys } = parts
-  return (request: AdmissionRequest, done: AdmissionDone, fork: Fork = parts.fork): void => {
-    const now = Date.now()
-    if (request.deadline <= now) {
-      return done(Exit.fail(new DeadlineExceeded({ message: "the run's deadline passed before it could be admitted" })))
-    }
-    const run = pendingRunOf(request, now, holder.id())
-    const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
-    escrow.noteAdmission(request.organizationId, needs, now)
-    // A run of a key seen with limits lately is batched under its key's lock; the first run of such a key finds
-    // its limits in the plain batch (which stores no run of a key with limits) and goes the exact way.
-    const keyed = request.keyId !== null && limitedKeys.has(request.keyId, now)
-    const reservation = escrow.reserve(request.organizationId, run.period, needs)
-    const grant = topUp(request.organizationId, run.period, request.holdMicros)
-    if (reservation !== undefined) return fast(run, reservation, keyed, fork, done)
-    // A grant for the organization under way serves every run waiting for it, where each would otherwise take the
-    // organization's lock in an exact admission of its own (a burst on organizations without slices). A first
-    // grant is sized before the burst's rate is known: the runs it cannot cover wait for one more, sized by then.
-    const afterGrant = (underWay: Completion<void, never> | undefined, again: boolean): void => {
-      if (underWay === undefined) return runWay(fork, exact(run), done)
-      underWay.listen(() => {
-        const granted = escrow.reserve(request.organizationId, run.period, needs)
-        if (granted !== undefined) return fast(run, granted, keyed, fork, done)
-        afterGrant(again ? topUp(request.organizationId, run.period, request.holdMicros) : undefined, false)
-      })
-    }
-    afterGrant(grant, true)
-  }
+  return (request: AdmissionRequest): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+    Effect.suspend(() => {
+      const now = Date.now()
+      if (request.deadline <= now) {
+        return Effect.fail(new DeadlineExceeded({ message: "the run's deadline passed before it could be admitted" }))
+      }
+      const run = pendingRunOf(request, now, holder.id())
+      const needs: Needs = { micros: request.holdMicros, tokens: request.holdTokens }
+      escrow.noteAdmission(request.organizationId, needs, now)
+      // A run of a key seen with limits lately is batched under its key's lock; the first run of such a key finds
+      // its limits in the plain batch (which stores no run of a key with limits) and goes the exact way.
+      const keyed = request.keyId !== null && limitedKeys.has(request.keyId, now)
+      const reservation = escrow.reserve(request.organizationId, run.period, needs)
+      const grant = topUp(request.organizationId, run.period, request.holdMicros)
+      if (reservation !== undefined) return fast(run, reservation, keyed)
+      // A grant for the organization under way serves every run waiting for it, where each would otherwise take the
+      // organization's lock in an exact admission of its own (a burst on organizations without slices). A first
+      // grant is sized before the burst's rate is known: the runs it cannot cover wait for one more, sized by then.
+      const afterGrant = (underWay: Completion<void, never> | undefined, again: boolean): Effect.Effect<AdmissionOutcome, AdmissionError> =>
+        underWay === undefined ? exact(run) : Effect.flatMap(underWay.wait, () => {
+          const granted = escrow.reserve(request.organizationId, run.period, needs)
+          if (granted !== undefined) return fast(run, granted, keyed)
+          return afterGrant(again ? topUp(request.organizationId, run.period, request.holdMicros) : undefined, false)
+        })
+      return afterGrant(grant, true)
+    })
 }

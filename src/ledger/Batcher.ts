@@ -35,9 +35,8 @@ export interface BatchOptions<I> {
 
 /** Submits work to batches. */
 export interface Batcher<I, O, E> {
+  /** Queues an item; completes with its outcome once its batch has ended. */
   readonly submit: (item: I) => Effect.Effect<O, E>
-  /** `submit` outside the runtime: `done` is called with the item's exit once its batch has ended. */
-  readonly submitNow: (item: I, done: (exit: Exit.Exit<O, E>) => void) => void
 }
 
 /**
@@ -94,8 +93,5 @@ export const makeBatcher = <I, O, E, E2, R>(
       return completion
     }
 
-    return {
-      submit: (item) => Effect.suspend(() => enqueue(item).wait),
-      submitNow: (item, done) => enqueue(item).listen(done)
-    }
+    return { submit: (item) => Effect.suspend(() => enqueue(item).wait) }
   })

@@ -10,7 +10,7 @@
  * have ended. Early writes are batched across runs, with an asynchronous commit (visible to every reader at once;
  * settlement's synchronous commit makes them durable).
  */
-import { Context, Effect, Exit, type Fiber, Layer } from "effect"
+import { Context, Effect, Exit, Fiber, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { makeBatcher } from "./Batcher.js"
@@ -39,13 +39,11 @@ export interface EarlyRecording {
   readonly add: (calls: ReadonlyArray<LedgerCall>) => void
   /** Drops what was not written yet (settlement writes it) and waits for writes under way. */
   readonly stop: Effect.Effect<void>
-  /** `stop` outside the runtime: `done` is called once the writes under way have ended (at once when none is). */
-  readonly stopNow: (done: () => void) => void
   /**
-   * Stores the calls told of and not yet written, at once, and calls `done` once every write under way has ended
-   * (at once, before returning, when nothing is waiting or being written). A write that fails is left to settlement.
+   * Stores the calls told of and not yet written, at once, and waits for every write under way (at once when nothing
+   * is waiting or being written). A write that fails is left to settlement.
    */
-  readonly flushNow: (done: () => void) => void
+  readonly flush: Effect.Effect<void>
 }
 
 /** The early recorder's operations. */
@@ -95,32 +93,25 @@ const earlyRecording = (write: (calls: ReadonlyArray<LedgerCall>) => Fiber.Fiber
     writing.add(fiber)
     fiber.addObserver(() => writing.delete(fiber))
   }
-  const afterWrites = (done: () => void) => {
-    let left = writing.size
-    if (left === 0) return done()
-    for (const fiber of writing) fiber.addObserver(() => --left === 0 && done())
-  }
-  const stopNow = (done: () => void) => {
-    if (timer !== undefined) clearTimeout(timer)
-    timer = undefined
-    waiting = []
-    afterWrites(done)
-  }
-  const flushNow = (done: () => void) => {
-    if (waiting.length > 0) {
-      if (timer !== undefined) clearTimeout(timer)
-      flush()
-    }
-    afterWrites(done)
-  }
+  const afterWrites = Effect.suspend(() => writing.size === 0 ? Effect.void : Effect.asVoid(Fiber.awaitAll([...writing])))
   return {
     add: (calls) => {
       waiting.push(...calls)
       if (timer === undefined) timer = setTimeout(flush, EarlyRecordDelayMs)
     },
-    stop: Effect.callback<void>((resume) => stopNow(() => resume(Effect.void))),
-    stopNow,
-    flushNow
+    stop: Effect.suspend(() => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      waiting = []
+      return afterWrites
+    }),
+    flush: Effect.suspend(() => {
+      if (waiting.length > 0) {
+        if (timer !== undefined) clearTimeout(timer)
+        flush()
+      }
+      return afterWrites
+    })
   }
 }
 

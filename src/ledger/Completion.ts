@@ -4,8 +4,7 @@
  * takes the waiter off the list if its fiber is interrupted: a finalizer on the fiber's stack per wait. The fibers
  * that wait here are the runs' own, which nothing interrupts (src/runs/RunExecution.ts); should one be interrupted
  * all the same, its callback stays on the list until the result arrives, and is then called for a fiber that has
- * moved on, which ignores it. A wait after the result resumes at once. Code outside the runtime (the run's flow,
- * src/runs/RunExecution.ts) listens for the result with a callback.
+ * moved on, which ignores it. A wait after the result resumes at once.
  */
 import { Effect, type Exit } from "effect"
 
@@ -13,8 +12,6 @@ import { Effect, type Exit } from "effect"
 export interface Completion<A, E> {
   /** Waits for the result. */
   readonly wait: Effect.Effect<A, E>
-  /** Calls `callback` with the result once it arrives (at once when it has). */
-  readonly listen: (callback: (exit: Exit.Exit<A, E>) => void) => void
   /** Delivers the result to every waiter, now and later; a second call is ignored. */
   readonly complete: (exit: Exit.Exit<A, E>) => void
 }
@@ -29,7 +26,6 @@ export const makeCompletion = <A, E>(): Completion<A, E> => {
   }
   return {
     wait: Effect.callback<A, E>((resume) => listen(resume)),
-    listen,
     complete: (exit) => {
       if (result !== undefined) return
       result = exit

@@ -5,7 +5,6 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
-import type { Fork } from "../fibers/Fork.js"
 import type { DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.js"
 import type { PgPools } from "../db/PgPool.js"
 import type { PendingRun } from "./Admission.js"
@@ -17,6 +16,7 @@ import type { RecentKeys } from "./KeyAccounts.js"
 import type { Refusal } from "./Refusals.js"
 import type { RunOrigin, RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
+import type { Fork } from "./Slices.js"
 import type { makeSettlementQueue } from "./SettlementQueue.js"
 
 /** A run asking to be admitted. */

@@ -12,8 +12,7 @@ import { Context, Effect, Exit, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { Lifecycle } from "../health/Lifecycle.js"
-import { type Fork, forkOf } from "../fibers/Fork.js"
-import { type AdmissionDone, admitNowWith } from "./AdmissionFlow.js"
+import { admitWith } from "./AdmissionFlow.js"
 import { LedgerBatches, makeBatcher } from "./Batcher.js"
 import { Escrow } from "./Escrow.js"
 import { type FastRequest, storeFast } from "./FastAdmission.js"
@@ -30,7 +29,7 @@ import {
   settlementIdentity
 } from "./LedgerParts.js"
 import type { RunEnd, SettlementInput } from "./Settlement.js"
-import { makeSettlementQueue, type SettlementTicket } from "./SettlementQueue.js"
+import { makeSettlementQueue, type Settled, type SettlementTicket } from "./SettlementQueue.js"
 import { returnLeasesWhenIdle } from "./Slices.js"
 import { addGaugeSampler, labels, ledgerSettlementsWaiting, record } from "../telemetry/Metrics.js"
 
@@ -39,13 +38,11 @@ export type { AdmissionError, AdmissionOutcome, AdmissionRequest, AdmittedRun, S
 
 /** A run's settlement under way. */
 export interface Settling {
-  /** Completes once the settlement has committed (retried while the database is unreachable). */
-  readonly committed: Effect.Effect<SettlementResult>
   /**
-   * `committed` outside the runtime: `callback` is called once the settlement has committed and what follows it (an
-   * auto-recharge that came due, run in a fiber `fork` makes) has ended.
+   * Completes once the settlement has committed (retried while the database is unreachable) and what follows it (an
+   * auto-recharge that came due) has ended.
    */
-  readonly onCommitted: (callback: (result: SettlementResult) => void, fork?: Fork) => void
+  readonly committed: Effect.Effect<SettlementResult>
   /** See `SettlementTicket.yieldTo`. */
   readonly yieldTo: SettlementTicket["yieldTo"]
 }
@@ -54,38 +51,37 @@ export interface Settling {
 export interface RunLedgerService {
   /** Admits a run or explains why not (or replays the run its key already owns). */
   readonly admit: (request: AdmissionRequest) => Effect.Effect<AdmissionOutcome, AdmissionError>
-  /**
-   * `admit` outside the runtime (the run's flow, src/runs/RunExecution.ts): `done` is called once with the outcome;
-   * the ways of admission that are Effects run in fibers `fork` makes (the caller's request id and loggers).
-   */
-  readonly admitNow: (request: AdmissionRequest, done: AdmissionDone, fork?: Fork) => void
   /** Starts settling an admitted run with its end; see `Settling`. */
   readonly settle: (run: AdmittedRun, end: RunEnd) => Settling
 }
 
 /** Settlement through the queue; the account after it, and auto-recharge when it is due. */
-const settleWith = ({ after, escrow, fork: ledgerFork, queue }: LedgerParts): RunLedgerService["settle"] => (run, end) => {
+const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["settle"] => (run, end) => {
   const ticket = queue.submit({ ...settlementIdentity(run.pending, run.holdCredit), recreate: true, end })
-  const onCommitted: Settling["onCommitted"] = (callback, fork = ledgerFork) =>
-    ticket.onCommitted((settled) => {
-      for (const lease of settled.batch.leases) escrow.observe(lease)
-      if (run.reservation !== undefined) escrow.release(run.reservation)
-      const account = settled.batch.accounts.find((row) => row.organization_id === run.pending.organizationId)
-      const result: SettlementResult = {
-        balanceMicros: account?.balance_micros ?? null,
-        rechargeDue: account?.recharge_due ?? false,
-        settledAt: settled.batch.settledAt,
-        end: settled.end,
-        refused: settled.refused
-      }
-      if (!result.rechargeDue) return callback(result)
-      fork(after(run.pending.organizationId, result)).addObserver(() => callback(result))
-    })
+  const resultOf = (settled: Settled): SettlementResult => {
+    for (const lease of settled.batch.leases) escrow.observe(lease)
+    if (run.reservation !== undefined) escrow.release(run.reservation)
+    const account = settled.batch.accounts.find((row) => row.organization_id === run.pending.organizationId)
+    return {
+      balanceMicros: account?.balance_micros ?? null,
+      rechargeDue: account?.recharge_due ?? false,
+      settledAt: settled.batch.settledAt,
+      end: settled.end,
+      refused: settled.refused
+    }
+  }
+  // The escrow is told once, however many wait for the settlement.
+  let result: SettlementResult | undefined
   return {
     yieldTo: ticket.yieldTo,
-    onCommitted,
-    committed: Effect.withFiber((fiber) =>
-      Effect.callback<SettlementResult>((resume) => onCommitted((result) => resume(Effect.succeed(result)), forkOf(fiber))))
+    committed: Effect.flatMap(ticket.committed, (settled) => {
+      if (result !== undefined) return Effect.succeed(result)
+      const settledResult = result = resultOf(settled)
+      // What follows (an auto-recharge) ends before the answer, however it ends: the run's outcome is settled.
+      return settledResult.rechargeDue
+        ? Effect.as(Effect.exit(after(run.pending.organizationId, settledResult)), settledResult)
+        : Effect.succeed(settledResult)
+    })
   }
 }
 
@@ -132,12 +128,8 @@ const make = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => settleBeforeStopping(parts.queue))
   const none = labels({})
   yield* addGaugeSampler(() => record(ledgerSettlementsWaiting, parts.queue.waiting(), none))
-  const admitNow = admitNowWith(parts)
   return RunLedger.of({
-    // The Effect form: admission's ways that are Effects run in fibers of the caller's (its request id, loggers).
-    admit: (request) =>
-      Effect.withFiber((fiber) => Effect.callback((resume) => admitNow(request, resume, forkOf(fiber)))),
-    admitNow,
+    admit: admitWith(parts),
     settle: settleWith(parts)
   })
 })

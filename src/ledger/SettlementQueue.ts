@@ -38,8 +38,6 @@ export interface Settled {
 export interface SettlementTicket {
   /** Completes once the run's settlement has committed (never fails: it is retried until it commits). */
   readonly committed: Effect.Effect<Settled>
-  /** `committed` outside the runtime: `callback` is called once the settlement has committed. */
-  readonly onCommitted: (callback: (settled: Settled) => void) => void
   /**
    * Replaces the run's end with `fallback` if no settlement of it is being attempted now, and says so; false when an
    * attempt is under way (which may still store the original end: wait for `committed`).
@@ -109,7 +107,6 @@ class Queue {
     this.kick(this.groupOf(item))
     return {
       committed: item.completion.wait,
-      onCommitted: (callback) => item.completion.listen((exit) => Exit.isSuccess(exit) && callback(exit.value)),
       yieldTo: (fallback) => {
         if (item.state === "attempting" || item.state === "done") return false
         item.input = { ...item.input, end: fallback }

@@ -1,19 +1,21 @@
 /**
  * The slices one process keeps (Escrow.ts holds them in memory, Leases.ts writes their leases): topped up in the
  * background when they run low, one grant at a time per organization, which admissions no slice covers can wait for
- * (AdmissionFlow.ts, `admitNowWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process
+ * (AdmissionFlow.ts, `admitWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process
  * stops.
  */
-import { Effect, Exit, Schedule } from "effect"
+import { Effect, Exit, type Fiber, Schedule } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"
 import type { PgPools } from "../db/PgPool.js"
-import type { Fork } from "../fibers/Fork.js"
 import type { Escrow } from "./Escrow.js"
 import type { LedgerHolder } from "./Holder.js"
 import { grantLease, returnLeases } from "./Leases.js"
 
 /** How long a slice may go unused before it is returned. */
 export const IdleLeaseSeconds = 15
+
+/** Runs an effect in a fiber of the ledger's own (its services), in the background: nothing interrupts it. */
+export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
 
 /** What keeping the slices needs of the ledger. */
 export interface SliceParts {

@@ -150,9 +150,7 @@ const make = Effect.sync(() => {
       : Exit.succeed(answer(read, new Date(now)))
   return ModelProvider.of({
     identity: LOCAL_IDENTITY,
-    read: (read, options) => Effect.flatMap(Clock.currentTimeMillis, (now) => readAt(read, options, now)),
-    // The engine's way when spans are off: the same answer, without a fiber (the process's clock).
-    readNow: (read, options, done) => done(readAt(read, options, Date.now()))
+    read: (read, options) => Effect.flatMap(Clock.currentTimeMillis, (now) => readAt(read, options, now))
   })
 })
 

@@ -4,8 +4,7 @@
  * failed. A call "occurred" (is billed) exactly when its status is `succeeded`.
  */
 import { Context, Data } from "effect"
-import type { Effect, Exit } from "effect"
-import type { Fork } from "../fibers/Fork.js"
+import type { Effect } from "effect"
 import type {
   DeadlineExceeded,
   DecisionUnavailable,
@@ -99,15 +98,4 @@ export class ModelProvider extends Context.Service<ModelProvider, {
    * is told of each attempt as it ends (a provider may leave that to the outcome when it answers at once).
    */
   readonly read: (read: Read, options: ReadOptions) => Effect.Effect<ReadOutcome, ProviderFailure>
-  /**
-   * `read` outside the runtime, where the provider has it (the decision engine's way when spans are not kept):
-   * `done` is called once with the read's exit; what the read does as an Effect (retries) runs in fibers `fork`
-   * makes. The same read as `read`, with the same calls reported.
-   */
-  readonly readNow?: (
-    read: Read,
-    options: ReadOptions,
-    done: (exit: Exit.Exit<ReadOutcome, ProviderFailure>) => void,
-    fork: Fork
-  ) => void
 }>()("ModelProvider") {}

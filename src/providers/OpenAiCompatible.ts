@@ -8,9 +8,8 @@
  * or a context-length 400 (input_too_large), other 4xx (provider_unavailable: the upstream refuses this service).
  * Errors after the last attempt follow decisions.md "Precise rules"; the deadline passing wins over any of them.
  */
-import { Cause, Effect, Exit, Layer, Redacted, References, Result } from "effect"
+import { Effect, Exit, Layer, Redacted, References, Result } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
-import type { Fork } from "../fibers/Fork.js"
 import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
 import { annotateSpan } from "../telemetry/Spans.js"
 import { closeEndpoint, openEndpoint, post } from "./HttpPost.js"
@@ -204,29 +203,6 @@ const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallC
 const callWithRetries = <A>(transport: Transport, retry: RetrySettings, call: CallContext<A>): Effect.Effect<A, ProviderError> =>
   Effect.catch(attemptOnce(transport, call, 0), (first) => retriesAfter(transport, retry, call, first))
 
-/**
- * A letter read without a thought, outside the runtime (`ModelProvider.readNow`): its first attempt posted and
- * concluded in callbacks, its retries, if it needs any, in a fiber `fork` makes. The same attempts, ledger entries
- * and errors as `callWithRetries`.
- */
-const answerNow = (
-  transport: Transport,
-  retry: RetrySettings,
-  call: CallContext<ReadonlyArray<number>>,
-  fork: Fork,
-  done: (exit: Exit.Exit<ReadonlyArray<number>, ProviderError>) => void
-): void => {
-  const window = attemptWindow(transport, call)
-  if (window === undefined) return done(Exit.fail(deadlineExceeded()))
-  postAttempt(transport, call, 0, window, (attempted) => {
-    const exit = attempted.exit
-    if (Exit.isSuccess(exit)) return done(Exit.succeed(exit.value))
-    const failure = Cause.findError(exit.cause)
-    if (Result.isFailure(failure)) return done(Exit.failCause(failure.failure))
-    fork(retriesAfter(transport, retry, call, failure.success)).addObserver(done)
-  })
-}
-
 /** A read's outcome or failure, with every call it made. */
 const outcomeOf = (calls: ReadonlyArray<ModelCall>) => ({
   onFailure: (error: ProviderError) => new ProviderFailure({ error, calls: [...calls] }),
@@ -283,13 +259,7 @@ const make = (config: OpenAiCompatibleConfig) =>
 
     return ModelProvider.of({
       identity,
-      read: readEffect,
-      readNow: (read, options, done, fork) => {
-        // A read with a thought makes two calls in turn: it runs as the Effect it is.
-        if (read.thinkTokens > 0) return void fork(readEffect(read, options)).addObserver(done)
-        const calls: Array<ModelCall> = []
-        answerNow(transport, retry, answerCall(read, null, calls, options), fork, (exit) => done(Exit.mapBoth(exit, outcomeOf(calls))))
-      }
+      read: readEffect
     })
   })
 

@@ -3,7 +3,7 @@
  * the run executed: RunExecution.ts), the router's classification runs, and the stored runs read back for
  * `GET /v1/runs`, `GET /v1/runs/{run_id}` and its stream.
  */
-import { Context, Effect, type Exit, Layer, Option, Result } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import type { ActorShape } from "../../schema/Auth.js"
 import {
   type DatabaseUnavailable,
@@ -19,14 +19,13 @@ import type { RunOrigin } from "../ledger/RunRecord.js"
 import { ModelProvider } from "../providers/ModelProvider.js"
 import {
   executeRun,
-  type RunContext,
-  runNow,
+  runContext,
   type RunOutcome,
   type RunRequestShape,
+  type RunServices,
   type RunTiming,
   type WorkError
 } from "./RunExecution.js"
-import type { RunFibers } from "./RunFibers.js"
 import { type RunSpec, type RunSpecError, compileRunSpec } from "./RunSpec.js"
 import { type RunListStart, RunsRepo } from "./RunsRepo.js"
 import { clampRunListLimit, parseRunId, type RunListPageView, runListPageView, runView, type RunView } from "./RunView.js"
@@ -57,19 +56,6 @@ export interface RunsService {
     idempotencyKeyHeader: string | undefined,
     timing: RunTiming
   ) => Effect.Effect<RunOutcome, RunError | IdempotencyKeyRequired | InvalidIdempotencyKey>
-  /**
-   * `create` outside the runtime (the direct route, CreateRunRoute.ts): the request's own refusals come back at once
-   * (`Left`); otherwise the run starts and `answer` is called once, with its exit once it settled, or with
-   * `deadline_exceeded` once its deadline passed first (`runNow`, RunExecution.ts). Its Effects run in `fibers`.
-   */
-  readonly startHere: (
-    actor: ActorShape,
-    request: RunRequest,
-    idempotencyKeyHeader: string | undefined,
-    timing: RunTiming,
-    fibers: RunFibers,
-    answer: (exit: Exit.Exit<RunOutcome, WorkError>) => void
-  ) => Result.Result<void, RunSpecError | IdempotencyKeyRequired | InvalidIdempotencyKey>
   /** Runs an already compiled spec for a caller (the router's classification: a run of the calling key). */
   readonly execute: (
     actor: ActorShape,
@@ -102,7 +88,7 @@ const requestOf = (actor: ActorShape, origin: RunOrigin, idempotencyKey: string,
 const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const repo = yield* RunsRepo
-  const context: RunContext = {
+  const services: RunServices = {
     ledger: yield* RunLedger,
     recorder: yield* CallRecorder,
     provider: yield* ModelProvider,
@@ -110,7 +96,6 @@ const make = Effect.gen(function*() {
     pricePerMtokMicros: config.decisionPricePerMtokMicros
   }
   const names = { id: config.decisionModelId, alias: config.decisionModelAlias }
-  const services = yield* Effect.context<never>()
 
   /** The run a `POST /v1/runs` asks for, once its idempotency key and its request passed their own checks. */
   const runOf = (actor: ActorShape, request: RunRequest, idempotencyKeyHeader: string | undefined) =>
@@ -122,11 +107,10 @@ const make = Effect.gen(function*() {
 
   return Runs.of({
     create: (actor, request, idempotencyKeyHeader, timing) =>
-      Effect.flatMap(Effect.fromResult(runOf(actor, request, idempotencyKeyHeader)), (run) => executeRun(context, services, run, timing)),
-    startHere: (actor, request, idempotencyKeyHeader, timing, fibers, answer) =>
-      Result.map(runOf(actor, request, idempotencyKeyHeader), (run) => runNow(context, fibers, run, timing, answer)),
+      Effect.flatMap(Effect.fromResult(runOf(actor, request, idempotencyKeyHeader)), (run) =>
+        executeRun(services, runContext(run, timing))),
     execute: (actor, origin, idempotencyKey, spec, timing) =>
-      executeRun(context, services, requestOf(actor, origin, idempotencyKey, spec), timing),
+      executeRun(services, runContext(requestOf(actor, origin, idempotencyKey, spec), timing)),
     get: (organizationId, id) =>
       Effect.gen(function*() {
         const uuid = parseRunId(id)

@@ -1,7 +1,7 @@
 /**
  * A client that aborts its upload is a normal event (decisions.md, Precise rules): logged at debug level without a
  * stack, never at error (src/http/RequestShape.ts). Uploads cut off mid-body over raw sockets, closed or reset, on
- * the direct route of POST /v1/runs, the API's routes with a payload (router, keys, billing, the Stripe webhook) and
+ * POST /v1/runs, the API's other routes with a payload (router, keys, billing, the Stripe webhook) and
  * one without (a body sent to rotate), leave no error line and no stack in the logs; nothing is stored.
  */
 import { connect } from "node:net"
@@ -80,7 +80,7 @@ layer(ServerLogging, { excludeTestServices: true, timeout: "60 seconds" })("abor
         lines.length = 0
         for (const reset of [false, true]) {
           for (const [method, path] of Targets) {
-            // Twice: the second time the key is known to the process (the direct route's quick way).
+            // Twice: the second time the key is in the process's cache.
             yield* abortedUpload(url, method, path, organization.secret, reset)
             yield* abortedUpload(url, method, path, organization.secret, reset)
           }

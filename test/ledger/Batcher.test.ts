@@ -52,24 +52,6 @@ describe("Batcher", () => {
       assert.deepStrictEqual(batches, [[2], [4, 6, 7]])
     }))
 
-  it.effect("submitNow: the callback gets the request's own exit, and its requests share batches with submit's", () =>
-    Effect.gen(function*() {
-      const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 10, maxInFlight: 1 })
-      const first = yield* Effect.forkChild(batcher.submit(2))
-      yield* Effect.yieldNow
-      const called: Array<Exit.Exit<number, unknown>> = []
-      batcher.submitNow(4, (exit) => called.push(exit))
-      batcher.submitNow(5, (exit) => called.push(exit))
-      const other = yield* Effect.forkChild(batcher.submit(6))
-      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
-      assert.deepStrictEqual(called, [], "no callback before the request's batch ends")
-      yield* release
-      assert.strictEqual(yield* Fiber.join(first), 20)
-      assert.strictEqual(yield* Fiber.join(other), 60)
-      assert.deepStrictEqual(called, [Exit.succeed(40), Exit.fail("odd 5")])
-      assert.deepStrictEqual(batches, [[2], [4, 5, 6]])
-    }))
-
   it.effect("at most maxBatch per batch, and up to maxInFlight batches at once", () =>
     Effect.gen(function*() {
       const { batcher, batches, release } = yield* recordingBatcher({ maxBatch: 2, maxInFlight: 2 })

@@ -1,7 +1,7 @@
 /**
  * A burst on an organization this process holds no slice of: the runs wait for the lease grant under way and are
  * admitted against it in a batch, instead of each taking the organization's lock in an exact admission of its own
- * (AdmissionFlow.ts, `admitNowWith`). The first grant of an organization is its smallest slice (`MinSliceRuns` ceilings); the
+ * (AdmissionFlow.ts, `admitWith`). The first grant of an organization is its smallest slice (`MinSliceRuns` ceilings); the
  * runs it cannot cover wait for one more, sized by the burst's rate, so every run of the burst is stored against a
  * lease. With the first grant alone 4 were; before either, none was (every run went the exact way, holding outside any
  * lease). To make the whole burst arrive before the grant commits, the test holds the organization's account lock

@@ -1,11 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect } from "effect"
 import { letterPrompt } from "../../src/providers/LetterReadout.js"
 import { LOCAL_IDENTITY, LocalModel, words } from "../../src/providers/LocalModel.js"
 import { ModelProvider } from "../../src/providers/ModelProvider.js"
-import type { ProviderFailure, Read, ReadOutcome } from "../../src/providers/ModelProvider.js"
+import type { Read } from "../../src/providers/ModelProvider.js"
 import { rotateOptions } from "../../src/runs/Draws.js"
-import { onlyReason } from "../support/Exits.js"
 
 const teams: Read = {
   state: "customer: Ada\nmessage: I was charged twice on my invoice and want a refund of the payment.",
@@ -99,29 +98,6 @@ describe("LocalModel", () => {
       const failure = yield* Effect.flip(readLocal(teams, 0))
       assert.strictEqual(failure.error._tag, "deadline_exceeded")
       assert.deepStrictEqual(failure.calls, [])
-    }))
-
-  it.effect("readNow answers as read does, at once, and refuses past the deadline alike", () =>
-    Effect.gen(function*() {
-      const provider = yield* Effect.provide(ModelProvider, LocalModel.layer)
-      const now = (read: Read, deadline: number) => {
-        let got: Exit.Exit<ReadOutcome, ProviderFailure> | undefined
-        provider.readNow!(read, { deadline }, (exit) => (got = exit), () => {
-          throw new Error("the local model runs no fiber")
-        })
-        return got!
-      }
-      const live = Date.now() + 60_000
-      const answered = now(teams, live)
-      assert.isTrue(Exit.isSuccess(answered), "answered before readNow returned")
-      const read = yield* provider.read(teams, { deadline: Number.MAX_SAFE_INTEGER })
-      if (Exit.isSuccess(answered)) {
-        assert.deepStrictEqual(answered.value.probabilities, read.probabilities)
-        assert.deepStrictEqual(answered.value.calls.map(({ at: _at, ...call }) => call), read.calls.map(({ at: _at, ...call }) => call))
-      }
-      const late = now(teams, Date.now() - 1)
-      const reason = onlyReason(late)
-      assert.isTrue(reason?._tag === "Fail" && reason.error.error._tag === "deadline_exceeded")
     }))
 
   it("splits words, drops stop words and folds plurals", () => {

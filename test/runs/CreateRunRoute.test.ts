@@ -1,14 +1,17 @@
 /**
- * `POST /v1/runs` served directly (src/runs/CreateRunRoute.ts) answers exactly as the API's router does. The test's
- * server serves the route directly, counting each request it takes; a second server over the same database has no
- * direct route, so the API serves it there. Every case goes to both, each with its own credentials and idempotency
- * keys, and the answers must match: status, header names, content type, CORS, `Retry-After`, the `Server-Timing`
- * parts, and the body with ids and times blanked. The cases cover a run, its replay, and a failure of each stage:
- * credential, content type, JSON, decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict,
- * credit and the key's rate limit.
+ * `POST /v1/runs` answers alike whichever way it is served: by the direct route (src/runs/CreateRunRoute.ts, taken
+ * while spans are not exported) or by the runs group's HttpApi handler (src/runs/RunsHttp.ts, with spans kept and
+ * exported). The test's server runs with tracing off and serves the route directly, counting each request it takes; a
+ * second server over the same database keeps and exports spans through a tracer that records their names, so the API
+ * serves it there. Every case goes to both, each with its own credentials and idempotency keys, and the answers must
+ * match: status, header names, content type, CORS, `Retry-After`, the `Server-Timing` parts, and the body with ids and
+ * times blanked. The cases cover a run, its replay, and a failure of each stage: credential, content type, JSON,
+ * decoding, text PostgreSQL cannot store, size, scope, idempotency key, conflict, credit and the key's rate limit.
+ * With spans kept, a run is traced as the request's span with the run's parts (admission, the model's call,
+ * settlement) under it.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Layer, Schema } from "effect"
+import { Effect, Exit, Layer, Option, References, Schema, Tracer } from "effect"
 import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
 import { Api } from "../../schema/Api.js"
@@ -38,6 +41,26 @@ const CountedRoutes = Layer.effect(
       }
     })))
 ).pipe(Layer.provide(CreateRunRouteLive))
+
+/** The spans the second server made: name and parent's name, in the order they ended. */
+const ended: Array<{ readonly name: string; readonly parent: string | undefined }> = []
+
+/** A tracer keeping every span, recording each as it ends. */
+const RecordingTracer = Layer.succeed(
+  Tracer.Tracer,
+  Tracer.make({
+    span: (options) => {
+      const span = new Tracer.NativeSpan(options)
+      const end = span.end.bind(span)
+      span.end = (endTime, exit) => {
+        end(endTime, exit)
+        const parent = Option.getOrUndefined(options.parent)
+        ended.push({ name: options.name, parent: parent?._tag === "Span" ? parent.name : undefined })
+      }
+      return span
+    }
+  })
+)
 
 const Origin = "https://console.example.com"
 
@@ -138,25 +161,41 @@ const newCaller = (tag: string) =>
   })
 
 layer(
-  TestServerWithUpstreamLive({ corsAllowedOrigins: [Origin] }, { directRoutes: CountedRoutes }),
+  TestServerWithUpstreamLive({ corsAllowedOrigins: [Origin] }, { directRoutes: CountedRoutes }).pipe(
+    Layer.provide(Layer.succeed(References.TracerEnabled, false))
+  ),
   { excludeTestServices: true, timeout: "120 seconds" }
-)("POST /v1/runs served directly", (it) => {
-  describe("answers as the API's router does", () => {
+)("POST /v1/runs with spans on and off", (it) => {
+  describe("answers alike served directly (spans off) and through the API (spans kept)", () => {
     it.effect("every case, sent to both servers, reads the same", () =>
       Effect.gen(function*() {
-        const direct = (yield* ServerAddress).url
-        const routed = yield* startSecondServerWith({ directRoutes: Layer.succeed(DirectRoutes, []) })
+        const off = (yield* ServerAddress).url
+        const on = yield* startSecondServerWith({ extra: Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)) })
         for (const [index, [name, send]] of cases.entries()) {
           const before = taken
-          const directCaller = yield* newCaller(`d${index}-${Date.now()}`)
-          const viaDirect = yield* send(direct, directCaller)
+          const offCaller = yield* newCaller(`d${index}-${Date.now()}`)
+          const spansOff = yield* send(off, offCaller)
           assert.isAbove(taken, before, `${name}: the direct route took it`)
           const takenNow = taken
-          const routedCaller = yield* newCaller(`r${index}-${Date.now()}`)
-          const viaRouter = yield* send(routed, routedCaller)
-          assert.strictEqual(taken, takenNow, `${name}: the second server has no direct route`)
-          assert.deepStrictEqual(comparable(viaDirect, directCaller.tag), comparable(viaRouter, routedCaller.tag), name)
+          const onCaller = yield* newCaller(`r${index}-${Date.now()}`)
+          const spansOn = yield* send(on, onCaller)
+          assert.strictEqual(taken, takenNow, `${name}: the API served it on the server exporting spans`)
+          assert.deepStrictEqual(comparable(spansOff, offCaller.tag), comparable(spansOn, onCaller.tag), name)
         }
+      }))
+
+    it.effect("with spans kept, a run's parts are spans under the request's", () =>
+      Effect.gen(function*() {
+        const on = yield* startSecondServerWith({ extra: Layer.merge(RecordingTracer, Layer.succeed(References.TracerEnabled, true)) })
+        const caller = yield* newCaller(`s-${Date.now()}`)
+        ended.length = 0
+        const response = yield* post(on, caller.secret, run, { "idempotency-key": `${caller.tag}-s` })
+        assert.strictEqual(response.status, 200, response.text)
+        const parentOf = (name: string) => ended.find((span) => span.name === name)?.parent
+        assert.strictEqual(parentOf("run.admit"), "http.server POST")
+        assert.strictEqual(parentOf("run.settle"), "http.server POST")
+        assert.isDefined(ended.find((span) => span.name === "model.call"), "the model's call has its span")
+        assert.isDefined(ended.find((span) => span.name === "http.server POST"), "the request has its span")
       }))
 
     it.effect("a run's answer carries the body's headers, CORS, the request id and every Server-Timing part", () =>
@@ -172,7 +211,7 @@ layer(
         assert.strictEqual(response.json().state, "completed")
       }))
 
-    it.effect("a query string goes through the router, which refuses it", () =>
+    it.effect("a query string goes through the router, which refuses it as the contract says", () =>
       Effect.gen(function*() {
         const before = taken
         const caller = yield* newCaller(`q-${Date.now()}`)
@@ -189,9 +228,10 @@ layer(
   })
 })
 
-describe("the route decodes the body alone", () => {
-  // The direct route decodes only the payload (RouteTable.decodePayloadNow): it relies on the endpoint's headers
-  // schema refusing no request and its path taking no parameters, which is what HttpApi decodes besides.
+describe("the endpoint's request shape", () => {
+  // The handler reads the idempotency key itself (Runs.ts, `checkIdempotencyKey`): the endpoint's headers schema
+  // refuses no request and its path takes no parameters, so the direct route, which decodes the payload and the
+  // headers Node hands over (RouteTable.decodeInput), refuses what HttpApi refuses.
   it("POST /v1/runs: no path parameters, and a headers schema that decodes any headers Node hands over", () => {
     let found: { readonly headers: Schema.Top | undefined; readonly path: Schema.Top | undefined } | undefined
     HttpApi.reflect(Api, {

@@ -1,5 +1,5 @@
 /**
- * A run's deadline answered from its timer, over HTTP (src/runs/CreateRunRoute.ts; the timer is `runNow`'s, in
+ * A run's deadline answered from its timer, over HTTP (src/runs/RunsHttp.ts; the timer is `startRun`'s, in
  * src/runs/RunExecution.ts): the model has answered, but the run's settlement is still queued when its deadline and
  * grace pass, so the caller is told `504 deadline_exceeded` at once, with the run's `Server-Timing` (admission and the
  * model call so far) and the caller's request id, while the run's work goes on; the settlement, once it runs, stores

@@ -14,8 +14,8 @@ import { withUpstreamProvider } from "../support/UpstreamProvider.js"
 const noul = (instructions: string): WireQuestion => ({ type: "noul", instructions })
 
 /**
- * Runs a decision through the OpenAI-compatible provider against the fake upstream; with spans kept (its reads
- * through the provider's `read`, in fibers) or not (through its `readNow`, as a run served without an exporter).
+ * Runs a decision through the OpenAI-compatible provider against the fake upstream, with spans kept or not: the same
+ * reads, calls and costs either way.
  */
 const runWith = (traced: boolean) =>
 (questions: Record<string, WireQuestion>, overrides: Partial<Omit<DecisionOptions, "deadline">> & { deadlineInMs?: number } = {}) =>

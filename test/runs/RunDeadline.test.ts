@@ -1,25 +1,19 @@
 /**
- * `runNow` (src/runs/RunExecution.ts), the run's work against its deadline, as the direct route of `POST /v1/runs`
- * and `executeRun` run it: with a ledger whose settlement the test holds, the two ways a deadline can end. A
- * settlement still queued when the deadline and its grace pass yields to the failure the caller is told at once
- * (from a timer), and the work goes on until the run is settled, storing that failure. A settlement attempt under
- * way at that moment is waited for, and its outcome is the caller's.
+ * A run's work against its deadline (src/runs/RunExecution.ts, `startRun`), as `POST /v1/runs` runs it, with a ledger
+ * whose settlement the test holds and the test's clock: the two ways a deadline can end. A settlement still queued
+ * when the deadline and its grace pass yields to the failure the caller is told at once (from the deadline's timer),
+ * and the work goes on until the run is settled, storing that failure. A settlement attempt under way at that moment
+ * is waited for, and its outcome is the caller's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Result, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Result, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { RunRequest } from "../../schema/RunsApi.js"
 import type { CallRecorderService } from "../../src/ledger/CallRecorder.js"
 import type { AdmissionOutcome, RunLedgerService, SettlementResult } from "../../src/ledger/RunLedger.js"
 import type { RunEnd } from "../../src/ledger/Settlement.js"
 import type { ModelProvider } from "../../src/providers/ModelProvider.js"
-import {
-  DeadlineGraceMs,
-  type RunContext,
-  runNow,
-  type RunOutcome,
-  type WorkError
-} from "../../src/runs/RunExecution.js"
-import { runFibers } from "../../src/runs/RunFibers.js"
+import { DeadlineGraceMs, runContext, type RunServices, startRun } from "../../src/runs/RunExecution.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
 import { onlyReason } from "../support/Exits.js"
 import { oneQuestion } from "../support/Runs.js"
@@ -50,7 +44,7 @@ const provider: ModelProvider["Service"] = {
 
 const recorder: CallRecorderService = {
   record: () => Effect.void,
-  forRun: () => ({ add: () => {}, stop: Effect.void, stopNow: (done) => done(), flushNow: (done) => done() })
+  forRun: () => ({ add: () => {}, stop: Effect.void, flush: Effect.void })
 }
 
 /**
@@ -85,8 +79,7 @@ const heldLedger = (attempting: boolean) =>
       }
     })
     const ledger: RunLedgerService = {
-      admit: (request) => Effect.succeed(admitted(request)),
-      admitNow: (request, done) => done(Exit.succeed(admitted(request))),
+      admit: (request) => Effect.sync(() => admitted(request)),
       settle: (_run, end) => {
         let current = end
         Deferred.doneUnsafe(settling, Exit.void)
@@ -100,61 +93,46 @@ const heldLedger = (attempting: boolean) =>
             current = fallback
             return true
           },
-          committed: Effect.map(Deferred.await(release), commit),
-          onCommitted: (callback) => Effect.runFork(Effect.map(Deferred.await(release), commit)).addObserver((exit) => {
-            if (Exit.isSuccess(exit)) callback(exit.value)
-          })
+          committed: Effect.map(Deferred.await(release), commit)
         }
       }
     }
     return { ledger, release, settling, stored: () => stored }
   })
 
-const contextOf = (ledger: RunLedgerService): RunContext => ({ ledger, recorder, provider, modelId: "m", pricePerMtokMicros: 1_000_000 })
+const servicesOf = (ledger: RunLedgerService): RunServices => ({ ledger, recorder, provider, modelId: "m", pricePerMtokMicros: 1_000_000 })
 
 const request = { organizationId: "org_test", keyId: null, origin: "runs", idempotencyKey: "k-1", spec } as const
 
-/**
- * Starts the run (with spans kept around its parts when `traced`, as `executeRun` keeps them; without, as the direct
- * route runs it); its answer and its end once settled, as deferreds the test awaits.
- */
-const start = (context: RunContext, traced = false) =>
+/** Turns of the scheduler enough for forked fibers to reach their next wait. */
+const settle = Effect.repeat(Effect.yieldNow, { times: 10 })
+
+/** Starts the run at the test clock's time (0); its answer awaited in a fiber of the test's. */
+const start = (services: RunServices) =>
   Effect.gen(function*() {
-    const answered = yield* Deferred.make<{ readonly exit: Exit.Exit<RunOutcome, WorkError>; readonly at: number }>()
-    const settled = yield* Deferred.make<Exit.Exit<RunOutcome, WorkError>>()
-    const fibers = { ...runFibers(yield* Effect.context<never>(), { requestId: "req_test" }), traced }
-    const started = Date.now()
-    let answers = 0
-    runNow(
-      context,
-      fibers,
-      request,
-      { started },
-      (exit) => {
-        answers++
-        Deferred.doneUnsafe(answered, Exit.succeed({ exit, at: Date.now() }))
-      },
-      (exit) => Deferred.doneUnsafe(settled, Exit.succeed(exit))
-    )
-    return { answered, settled, started, answers: () => answers }
+    const run = yield* startRun(services, runContext(request, { started: 0 }))
+    const answer = yield* Effect.forkChild(run.answer, { startImmediately: true })
+    yield* settle
+    return { work: run.work, answer }
   })
 
 describe("a run's deadline", () => {
-  it.live("a settlement still queued at the deadline yields: the caller is told 504 at once, the work goes on", () =>
+  it.effect("a settlement still queued at the deadline yields: the caller is told 504 at once, the work goes on", () =>
     Effect.gen(function*() {
       const held = yield* heldLedger(false)
-      const { answered, settled, started } = yield* start(contextOf(held.ledger))
+      const { answer, work } = yield* start(servicesOf(held.ledger))
       yield* Deferred.await(held.settling)
-      const { at, exit } = yield* Deferred.await(answered)
+      yield* TestClock.adjust(DeadlineMs + DeadlineGraceMs - 1)
+      yield* settle
+      assert.isUndefined(answer.pollUnsafe(), "not answered before the deadline and its grace")
+      yield* TestClock.adjust(1)
+      const exit = yield* Fiber.await(answer)
       const reason = onlyReason(exit)
       assert.isTrue(reason?._tag === "Fail" && reason.error._tag === "deadline_exceeded")
-      assert.isAtLeast(at - started, DeadlineMs + DeadlineGraceMs - 5)
-      assert.isBelow(at - started, DeadlineMs + DeadlineGraceMs + 500)
       // The work goes on until the run is settled, with the failure the caller was told.
-      assert.isFalse(yield* Deferred.isDone(settled))
+      assert.isUndefined(work.pollUnsafe(), "the work goes on")
       yield* Deferred.succeed(held.release, undefined)
-      const work = yield* Deferred.await(settled)
-      assert.isTrue(Exit.isFailure(work), "the work ends with the failure it stored")
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(work)), "the work ends with the failure it stored")
       const stored = held.stored()!
       assert.strictEqual(stored.state, "failed")
       assert.strictEqual(stored.errorCode, "deadline_exceeded")
@@ -163,34 +141,33 @@ describe("a run's deadline", () => {
     }))
 
   for (const traced of [false, true]) {
-    it.live(`a part that throws ends the run as a defect, answered once and at once (spans ${traced ? "kept" : "off"})`, () =>
+    it.effect(`a part that throws ends the run as a defect, answered at once (spans ${traced ? "kept" : "off"})`, () =>
       Effect.gen(function*() {
         const held = yield* heldLedger(false)
         const broken: RunLedgerService = {
           ...held.ledger,
-          admitNow: () => {
+          admit: () => {
             throw new Error("a bug in admission")
           }
         }
-        const { answered, answers, settled, started } = yield* start(contextOf(broken), traced)
-        const { at, exit } = yield* Deferred.await(answered)
-        assert.isTrue(onlyReason(exit)?._tag === "Die", "a defect")
-        assert.isBelow(at - started, DeadlineMs, "at once, not from the deadline's timer")
-        assert.isTrue(Exit.isFailure(yield* Deferred.await(settled)))
-        yield* Effect.sleep(`${DeadlineMs + DeadlineGraceMs + 50} millis`)
-        assert.strictEqual(answers(), 1, "the deadline's timer is stopped")
-      }))
+        const { answer, work } = yield* start(servicesOf(broken))
+        const exit = answer.pollUnsafe()
+        assert.isDefined(exit, "answered at once, the clock not moved")
+        assert.isTrue(onlyReason(exit!)?._tag === "Die", "a defect")
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(work)))
+      }).pipe(Effect.withTracerEnabled(traced)))
   }
 
-  it.live("a settlement attempt under way at the deadline is waited for, and its outcome is the caller's", () =>
+  it.effect("a settlement attempt under way at the deadline is waited for, and its outcome is the caller's", () =>
     Effect.gen(function*() {
       const held = yield* heldLedger(true)
-      const { answered } = yield* start(contextOf(held.ledger))
+      const { answer } = yield* start(servicesOf(held.ledger))
       yield* Deferred.await(held.settling)
-      yield* Effect.sleep(`${DeadlineMs + DeadlineGraceMs + 100} millis`)
-      assert.isFalse(yield* Deferred.isDone(answered))
+      yield* TestClock.adjust(DeadlineMs + DeadlineGraceMs + 100)
+      yield* settle
+      assert.isUndefined(answer.pollUnsafe(), "the attempt under way is waited for")
       yield* Deferred.succeed(held.release, undefined)
-      const { exit } = yield* Deferred.await(answered)
+      const exit = yield* Fiber.await(answer)
       assert.isTrue(Exit.isSuccess(exit))
       if (!Exit.isSuccess(exit)) return
       assert.strictEqual(exit.value.row.state, "completed")

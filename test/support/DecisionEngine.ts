@@ -2,11 +2,11 @@
 import { Effect } from "effect"
 import { ModelProvider } from "../../src/providers/ModelProvider.js"
 import type { DecisionPlan } from "../../src/runs/DecisionPlan.js"
-import { type DecisionOptions, type EngineResult, executeDecisionWith } from "../../src/runs/DecisionEngine.js"
+import { type DecisionOptions, type EngineResult, executeDecision as executeWith } from "../../src/runs/DecisionEngine.js"
 
-/** `executeDecisionWith` over the provider in the context. */
+/** `executeDecision` over the provider in the context. */
 export const executeDecision = (
   plan: DecisionPlan,
   options: DecisionOptions
 ): Effect.Effect<EngineResult, never, ModelProvider> =>
-  Effect.flatMap(ModelProvider, (provider) => executeDecisionWith(provider, plan, options))
+  Effect.flatMap(ModelProvider, (provider) => executeWith(provider, plan, options))

@@ -17,14 +17,19 @@ import type { DirectRoutesLayer } from "./TestServer.js"
 /** Starts another server instance for the life of the current scope; returns its base URL. */
 export const startSecondServer = startSecondServerWith({})
 
-/** `startSecondServer` with HttpLive's options (its direct routes). */
-export function startSecondServerWith(options: { readonly directRoutes?: DirectRoutesLayer }) {
+/**
+ * `startSecondServer` with HttpLive's options (its direct routes), and `extra` provided beside its database and
+ * settings (a tracer, say).
+ */
+export function startSecondServerWith(options: { readonly directRoutes?: DirectRoutesLayer; readonly extra?: Layer.Layer<never> }) {
   return Effect.gen(function*() {
     const config = yield* AppConfig
     const sql = Option.isSome(config.databaseUrl)
       ? pgClientLayer({ url: Redacted.value(config.databaseUrl.value) }, { max: 10 })
       : pgClientLayer(ownerTarget(JSON.parse(readFileSync(join(config.dataDir, "embedded.lock"), "utf8"))), { max: 4 })
-    const layer = HttpLive({ host: "127.0.0.1", port: 0, bootstrap: false, ...options }).pipe(
+    const { extra, ...http } = options
+    const layer = HttpLive({ host: "127.0.0.1", port: 0, bootstrap: false, ...http }).pipe(
+      Layer.provide(extra ?? Layer.empty),
       Layer.provide(Layer.merge(sql, Layer.succeed(DatabaseKind, Option.isSome(config.databaseUrl) ? "postgres" : "embedded"))),
       Layer.provide(Layer.succeed(AppConfig, config))
     )

@@ -45,20 +45,15 @@ export const withUpstreamProvider = (config: UpstreamProviderConfig = {}) =>
     Effect.scoped
   )
 
-/** How a test reads: through the provider's `read` (an Effect) or its `readNow` (callbacks, as the engine reads). */
-export type ReadWay = "read" | "readNow"
-
-/** One read through the provider, due `deadlineInMs` (default 10 s) from now, the `way` given (default `read`). */
+/** One read through the provider's `read`, due `deadlineInMs` (default 10 s) from now. */
 export const readThroughUpstream = (
   read: Read,
-  config: UpstreamProviderConfig & { readonly deadlineInMs?: number; readonly way?: ReadWay } = {}
+  config: UpstreamProviderConfig & { readonly deadlineInMs?: number } = {}
 ): Effect.Effect<ReadOutcome, ProviderFailure, FakeUpstream> => {
-  const { deadlineInMs, way, ...settings } = config
+  const { deadlineInMs, ...settings } = config
   return Effect.gen(function*() {
     const deadline = (yield* Clock.currentTimeMillis) + (deadlineInMs ?? 10_000)
     const provider = yield* ModelProvider
-    if (way !== "readNow") return yield* provider.read(read, { deadline })
-    const fork = Effect.runForkWith(yield* Effect.context<never>())
-    return yield* Effect.callback<ReadOutcome, ProviderFailure>((resume) => provider.readNow!(read, { deadline }, resume, fork))
+    return yield* provider.read(read, { deadline })
   }).pipe(withUpstreamProvider(settings))
 }
