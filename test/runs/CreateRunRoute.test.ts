@@ -192,10 +192,10 @@ layer(
         const response = yield* post(on, caller.secret, run, { "idempotency-key": `${caller.tag}-s` })
         assert.strictEqual(response.status, 200, response.text)
         const parentOf = (name: string) => ended.find((span) => span.name === name)?.parent
-        assert.strictEqual(parentOf("run.admit"), "http.server POST")
-        assert.strictEqual(parentOf("run.settle"), "http.server POST")
+        assert.strictEqual(parentOf("run.admit"), "POST /v1/runs")
+        assert.strictEqual(parentOf("run.settle"), "POST /v1/runs")
         assert.isDefined(ended.find((span) => span.name === "model.call"), "the model's call has its span")
-        assert.isDefined(ended.find((span) => span.name === "http.server POST"), "the request has its span")
+        assert.isDefined(ended.find((span) => span.name === "POST /v1/runs"), "the request has its span")
       }))
 
     it.effect("a run's answer carries the body's headers, CORS, the request id and every Server-Timing part", () =>
