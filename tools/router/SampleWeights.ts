@@ -29,7 +29,7 @@ export const MAX_WEIGHT = 12
 export const MAX_SEED_WEIGHT = 24
 
 /** The sources written for this project: the seeds (in no fold) and the conversational prompts (a fold's source). */
-export const HAND_WRITTEN_SOURCES: ReadonlySet<string> = new Set(["seed", "written_chat"])
+export const HAND_WRITTEN_SOURCES: ReadonlySet<string> = new Set(["seed", "written_chat", "written_chat_2"])
 
 const groupCounts = (keys: ReadonlyArray<string>): Map<string, number> => {
   const counts = new Map<string, number>()

@@ -25,6 +25,18 @@ export const HOLDOUT_2_PATH = shippedFile("data", "router-classifier-holdout-2.j
 /** A third held-out set, written after the last change to the training data and read once, to estimate. */
 export const HOLDOUT_3_PATH = shippedFile("data", "router-classifier-holdout-3.jsonl")
 
+/**
+ * A fourth held-out set, real-user style (longer requests, code mixed with prose, eight languages), written before the
+ * second batch of written prompts and classified before it; its misses were seen while that batch was written.
+ */
+export const HOLDOUT_4_PATH = shippedFile("data", "router-classifier-holdout-4.jsonl")
+
+/**
+ * A fifth held-out set, written with the fourth and before the second batch of written prompts, classified once
+ * before and once after that batch (its misses never read in between): the estimate of accuracy on real prompts.
+ */
+export const HOLDOUT_5_PATH = shippedFile("data", "router-classifier-holdout-5.jsonl")
+
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
 
