@@ -13,7 +13,7 @@ export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "rout
 /** The hand-written seed prompts, trained on with the corpus. */
 export const SEEDS_PATH = shippedFile("data", "router-classifier-seeds.jsonl")
 
-/** Conversational prompts written for this project (source `written_chat`), trained on as a corpus source. */
+/** Conversational prompts written for this project (sources `written_chat` and `written_chat_2`), each trained on as a corpus source. */
 export const WRITTEN_PATH = shippedFile("data", "router-classifier-written.jsonl")
 
 /** Held-out prompts written for this project in the style of real users' requests (English and Japanese), never trained on. */

@@ -106,4 +106,30 @@ describe("structure signals and intent classes", () => {
     assert.include(intentClasses("open a pull request that fixes the failing tests in the repo"), "repository")
     assert.notInclude(intentClasses("write a haiku about autumn leaves"), "code")
   })
+
+  it("keep everyday senses of code and system words apart from code and terminal work", () => {
+    const article = intentClasses("the plan turns the old shipping terminal into a public library and a clinic")
+    assert.includeMembers([...article], ["code_word", "terminal_word"])
+    assert.notInclude(article, "code")
+    assert.notInclude(article, "terminal")
+    assert.include(intentClasses("write a bash command to list the files"), "terminal")
+  })
+
+  it("read role-play, a media script, everyday expert questions and riddles by their shape", () => {
+    const game = intentClasses("let's play a game: you're a grumpy innkeeper and i'm a traveler")
+    assert.include(game, "roleplay")
+    assert.notInclude(game, "creative")
+    assert.include(intentClasses("write the script for a 60-second tiktok about cats"), "creative")
+    assert.include(intentClasses("is it safe to take ibuprofen with a fever?"), "expert")
+    assert.include(intentClasses("my landlord kept my deposit, is that legal?"), "expert")
+    assert.include(intentClasses("what gets wetter the more it dries"), "puzzle")
+    assert.notInclude(intentClasses("what can i do about it?"), "puzzle")
+  })
+
+  it("find a question's intent in other languages", () => {
+    assert.include(intentClasses("なぜ空は青いのですか？"), "tutoring")
+    assert.include(intentClasses("头疼应该吃什么药？"), "expert")
+    assert.include(intentClasses("요즘 스트레스가 너무 많아요"), "chat")
+    assert.include(intentClasses("montrer que toute suite convergente est bornée"), "proof")
+  })
 })
