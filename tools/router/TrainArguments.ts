@@ -13,7 +13,7 @@ export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "rout
 /** The hand-written seed prompts, trained on with the corpus. */
 export const SEEDS_PATH = shippedFile("data", "router-classifier-seeds.jsonl")
 
-/** Conversational prompts written for this project (sources `written_chat` and `written_chat_2`), each trained on as a corpus source. */
+/** Conversational prompts written for this project (sources `written_chat`, `written_chat_2`, `written_chat_3`), each trained on as a corpus source. */
 export const WRITTEN_PATH = shippedFile("data", "router-classifier-written.jsonl")
 
 /** Held-out prompts written for this project in the style of real users' requests (English and Japanese), never trained on. */
@@ -32,10 +32,16 @@ export const HOLDOUT_3_PATH = shippedFile("data", "router-classifier-holdout-3.j
 export const HOLDOUT_4_PATH = shippedFile("data", "router-classifier-holdout-4.jsonl")
 
 /**
- * A fifth held-out set, written with the fourth and before the second batch of written prompts, classified once
- * before and once after that batch (its misses never read in between): the estimate of accuracy on real prompts.
+ * A fifth held-out set, written with the fourth, before the second batch of written prompts; classified before that
+ * batch and once after it, blind; its misses were read then and guided the third batch, so it flatters the classifier.
  */
 export const HOLDOUT_5_PATH = shippedFile("data", "router-classifier-holdout-5.jsonl")
+
+/**
+ * A sixth held-out set, written before the third batch of written prompts and before any change it brought; its
+ * misses are never read while the classifier changes: the estimate of accuracy on real users' prompts.
+ */
+export const HOLDOUT_6_PATH = shippedFile("data", "router-classifier-holdout-6.jsonl")
 
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
