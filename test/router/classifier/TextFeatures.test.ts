@@ -82,6 +82,12 @@ describe("language signals", () => {
     assert.strictEqual(language("Как приготовить борщ?").script, "cyrillic")
   })
 
+  it("know a short German or Spanish question by its question and modal words", () => {
+    assert.isAbove(language("Welche Sehenswürdigkeiten sollte ich in Wien an einem Tag besuchen?").nonEnglish, 0.5)
+    assert.isAbove(language("¿Dónde hay un buen sitio para cenar cuando llueve?").nonEnglish, 0.5)
+    assert.isBelow(language("What is the best way to learn German?").nonEnglish, 0.5)
+  })
+
   it("a translation request with a quoted foreign sentence is English with another language in it", () => {
     const mixed = language("Can you translate this into English for me? 'Ich habe morgen keine Zeit, aber vielleicht am Wochenende.'")
     assert.isFalse(mixed.latinDominant)
@@ -124,6 +130,10 @@ describe("structure signals and intent classes", () => {
     assert.include(intentClasses("my landlord kept my deposit, is that legal?"), "expert")
     assert.include(intentClasses("what gets wetter the more it dries"), "puzzle")
     assert.notInclude(intentClasses("what can i do about it?"), "puzzle")
+    assert.notInclude(intentClasses("my plants keep dying, what am i doing wrong?"), "puzzle")
+    assert.notInclude(intentClasses("how should i prepare for my first marathon?"), "decision")
+    assert.include(intentClasses("should i take the job?"), "decision")
+    assert.notInclude(intentClasses("源氏物語の作者は誰ですか？"), "creative")
   })
 
   it("find a question's intent in other languages", () => {
