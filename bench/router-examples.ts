@@ -1,7 +1,8 @@
 /**
  * `node --import tsx bench/router-examples.ts`: the selections of a few prompts with the built-in model (the default
  * install, on the embedded database): each prompt's classified domain and task type with their probabilities, the
- * `non_english` facet, `low_confidence` and the chosen model. The prompts are the examples of the router's model
+ * `non_english` facet, `low_confidence` and the chosen model under `balanced`, and `low_confidence` and the model under
+ * `domain_skills` (the one policy whose `low_confidence` can be true: its top task type under 40%). The prompts are the examples of the router's model
  * card (`docs/router-classifier.md`): a Chinese olympiad problem, a Japanese request for a Python script, a riddle,
  * a podcast script, and a pasted stack trace asking why it fails.
  */
@@ -36,20 +37,25 @@ const main = async () => {
     const secret = JSON.parse(created).key.secret
     const service = await startNode("src/main.ts", env, "/readyz")
     try {
-      for (const [name, prompt] of PROMPTS) {
+      const select = async (prompt: string, policy: string) => {
         const response = await fetch(`${service.url}/v1/router/select`, {
           method: "POST",
           headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-          body: JSON.stringify({ prompt })
+          body: JSON.stringify({ prompt, policy })
         })
-        const selection = (await response.json()) as any
+        return { status: response.status, selection: (await response.json()) as any }
+      }
+      for (const [name, prompt] of PROMPTS) {
+        const { selection, status } = await select(prompt, "balanced")
+        const skills = await select(prompt, "domain_skills")
         const { classification: c } = selection
         const domain = c.domain.label
         const top = c.task_type.top.slice(0, 3).map((t: any) => `${t.label} ${t.probability.toFixed(2)}`).join(", ")
-        console.log(`## ${name} (HTTP ${response.status})\n${prompt.replace(/\n/g, "\n  ").slice(0, 400)}`)
+        console.log(`## ${name} (HTTP ${status}, ${skills.status})\n${prompt.replace(/\n/g, "\n  ").slice(0, 400)}`)
         console.log(`  domain ${domain} ${c.domain.probabilities[domain].toFixed(2)}; task types ${top}`)
         console.log(`  difficulty ${c.difficulty.label}; non_english ${c.facets.non_english.toFixed(2)}; needs_code_output ${c.facets.needs_code_output.toFixed(2)}`)
-        console.log(`  low_confidence ${selection.low_confidence}; model ${selection.model.id}\n  reason: ${selection.reason}\n`)
+        console.log(`  balanced: low_confidence ${selection.low_confidence}; model ${selection.model.id}\n  reason: ${selection.reason}`)
+        console.log(`  domain_skills: low_confidence ${skills.selection.low_confidence}; model ${skills.selection.model.id}\n`)
       }
     } finally {
       await service.stop()

@@ -13,7 +13,7 @@ export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "rout
 /** The hand-written seed prompts, trained on with the corpus. */
 export const SEEDS_PATH = shippedFile("data", "router-classifier-seeds.jsonl")
 
-/** Conversational prompts written for this project (source `written_chat`), trained on as a corpus source. */
+/** Conversational prompts written for this project (sources `written_chat`, `written_chat_2`, `written_chat_3`), each trained on as a corpus source. */
 export const WRITTEN_PATH = shippedFile("data", "router-classifier-written.jsonl")
 
 /** Held-out prompts written for this project in the style of real users' requests (English and Japanese), never trained on. */
@@ -24,6 +24,30 @@ export const HOLDOUT_2_PATH = shippedFile("data", "router-classifier-holdout-2.j
 
 /** A third held-out set, written after the last change to the training data and read once, to estimate. */
 export const HOLDOUT_3_PATH = shippedFile("data", "router-classifier-holdout-3.jsonl")
+
+/**
+ * A fourth held-out set, real-user style (longer requests, code mixed with prose, eight languages), written before the
+ * second batch of written prompts and classified before it; its misses were seen while that batch was written.
+ */
+export const HOLDOUT_4_PATH = shippedFile("data", "router-classifier-holdout-4.jsonl")
+
+/**
+ * A fifth held-out set, written with the fourth, before the second batch of written prompts; classified before that
+ * batch and once after it, blind; its misses were read then and guided the third batch, so it flatters the classifier.
+ */
+export const HOLDOUT_5_PATH = shippedFile("data", "router-classifier-holdout-5.jsonl")
+
+/**
+ * A sixth held-out set, written before the third batch of written prompts; classified before and after it without
+ * reading its misses, which were then read and guided the last changes to the intent classes and language words.
+ */
+export const HOLDOUT_6_PATH = shippedFile("data", "router-classifier-holdout-6.jsonl")
+
+/**
+ * A seventh held-out set, written after the third batch and before the last changes to the intent classes, classified
+ * once before and once after them; its misses are never read: the estimate of accuracy on real users' prompts.
+ */
+export const HOLDOUT_7_PATH = shippedFile("data", "router-classifier-holdout-7.jsonl")
 
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")

@@ -34,10 +34,12 @@ const scriptOf = (code: number): string => {
 /** Function words per language; English's list is the baseline the others are compared with. */
 const FUNCTION_WORDS: ReadonlyArray<readonly [string, string]> = [
   ["en", "the and is are of to that it for with you this what how was be have my can do not which would your"],
-  ["es", "el los las que y en del por para con una es está cuál qué cómo pero más muy también puedo hacer tengo"],
+  ["es", "el los las que y en del por para con una es está cuál qué cómo pero más muy también puedo hacer tengo " +
+    "mi un al hay cuando donde quiero necesito puedes mejor ayuda"],
   ["fr", "le les des et est une du que qui en dans pour pas sur avec ce il elle nous vous je quelle quel quels " +
     "quelles comment être sont à au aux mais où très cette ces mon ma mes votre leur"],
-  ["de", "der die das und ist nicht ein eine zu mit von sich auf für dem des im auch ich sie wie hat wird"],
+  ["de", "der die das und ist nicht ein eine zu mit von sich auf für dem des im auch ich sie wie hat wird " +
+    "welche welcher welches einem einen einer sollte kann können mein meine bitte oder aber nach bei über wir du mir mich warum gibt"],
   ["it", "il di che è un una per non con sono del della gli nel questo anche più cosa perché"],
   ["pt", "os da em um uma para com não é na por mais dos das como qual você isso são"],
   ["nl", "het een en van dat niet op te zijn met voor ik je hij wat hoe er maar ook"],

@@ -82,6 +82,12 @@ describe("language signals", () => {
     assert.strictEqual(language("Как приготовить борщ?").script, "cyrillic")
   })
 
+  it("know a short German or Spanish question by its question and modal words", () => {
+    assert.isAbove(language("Welche Sehenswürdigkeiten sollte ich in Wien an einem Tag besuchen?").nonEnglish, 0.5)
+    assert.isAbove(language("¿Dónde hay un buen sitio para cenar cuando llueve?").nonEnglish, 0.5)
+    assert.isBelow(language("What is the best way to learn German?").nonEnglish, 0.5)
+  })
+
   it("a translation request with a quoted foreign sentence is English with another language in it", () => {
     const mixed = language("Can you translate this into English for me? 'Ich habe morgen keine Zeit, aber vielleicht am Wochenende.'")
     assert.isFalse(mixed.latinDominant)
@@ -105,5 +111,35 @@ describe("structure signals and intent classes", () => {
     assert.include(intentClasses("prove that sqrt 2 is irrational"), "proof")
     assert.include(intentClasses("open a pull request that fixes the failing tests in the repo"), "repository")
     assert.notInclude(intentClasses("write a haiku about autumn leaves"), "code")
+  })
+
+  it("keep everyday senses of code and system words apart from code and terminal work", () => {
+    const article = intentClasses("the plan turns the old shipping terminal into a public library and a clinic")
+    assert.includeMembers([...article], ["code_word", "terminal_word"])
+    assert.notInclude(article, "code")
+    assert.notInclude(article, "terminal")
+    assert.include(intentClasses("write a bash command to list the files"), "terminal")
+  })
+
+  it("read role-play, a media script, everyday expert questions and riddles by their shape", () => {
+    const game = intentClasses("let's play a game: you're a grumpy innkeeper and i'm a traveler")
+    assert.include(game, "roleplay")
+    assert.notInclude(game, "creative")
+    assert.include(intentClasses("write the script for a 60-second tiktok about cats"), "creative")
+    assert.include(intentClasses("is it safe to take ibuprofen with a fever?"), "expert")
+    assert.include(intentClasses("my landlord kept my deposit, is that legal?"), "expert")
+    assert.include(intentClasses("what gets wetter the more it dries"), "puzzle")
+    assert.notInclude(intentClasses("what can i do about it?"), "puzzle")
+    assert.notInclude(intentClasses("my plants keep dying, what am i doing wrong?"), "puzzle")
+    assert.notInclude(intentClasses("how should i prepare for my first marathon?"), "decision")
+    assert.include(intentClasses("should i take the job?"), "decision")
+    assert.notInclude(intentClasses("源氏物語の作者は誰ですか？"), "creative")
+  })
+
+  it("find a question's intent in other languages", () => {
+    assert.include(intentClasses("なぜ空は青いのですか？"), "tutoring")
+    assert.include(intentClasses("头疼应该吃什么药？"), "expert")
+    assert.include(intentClasses("요즘 스트레스가 너무 많아요"), "chat")
+    assert.include(intentClasses("montrer que toute suite convergente est bornée"), "proof")
   })
 })
