@@ -54,8 +54,8 @@ const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(Uploa
 /**
  * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
  * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
- * own, a stream read inside an acquire-use-release, a provided limit) took some fifty steps of the runtime on every
- * run for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
+ * own, a stream read inside an acquire-use-release, a provided limit) costs many steps of the runtime on every run
+ * for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
  * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
  * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
  * the function it answers is called first (it stops reading). When the connection closes before the body has
