@@ -13,8 +13,8 @@ import { Effect } from "effect"
 import type pg from "pg"
 import { captureStatement, usageTransaction } from "./CreditStore.js"
 import type { LeaseRow } from "./Escrow.js"
-import type { Statement } from "./LedgerSql.js"
-import { inOneTransaction } from "./OneRoundTrip.js"
+import type { Statement } from "../db/LedgerSql.js"
+import { inOneTransaction } from "../db/OneRoundTrip.js"
 import { settleOnKeysStatement } from "./KeyAccounts.js"
 import { commitStatement } from "./QuotaLedger.js"
 import { type LedgerCall, ledgerRows, type RunOrigin } from "./RunRecord.js"
@@ -235,7 +235,7 @@ interface SettledRow {
 
 /**
  * Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous): the accounts' locks and the
- * settlement statement, in one round trip (OneRoundTrip.ts).
+ * settlement statement, in one round trip (db/OneRoundTrip.ts).
  */
 export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>): Effect.Effect<BatchResult, SqlError> =>
   Effect.suspend(() => {
