@@ -29,8 +29,8 @@ import { basename, dirname, join } from "node:path"
 import { shippedFile } from "../config/ProjectRoot.js"
 
 /**
- * Shared buffers of the embedded database. PostgreSQL's 128 MB default costs PGlite about 0.35 s of every open
- * (setting up the buffer pool in WebAssembly memory: 1.0 s against 0.65 s measured on the 2-core VM), and the
+ * Shared buffers of the embedded database. PostgreSQL's 128 MB default costs PGlite a third of a second of every
+ * open (setting up the buffer pool in WebAssembly memory), and the
  * pages an embedded database works on fit in far less; larger data belongs on PostgreSQL (`DATABASE_URL`).
  */
 const EmbeddedSharedBuffers = "32MB"

@@ -69,8 +69,8 @@ export const poolSizes = (total: number, pooler: Pooler = "none"): { readonly ma
  *
  * `asyncCommit` serves only the ledger's admission statements (named, written for their generic plans), so its
  * sessions use the generic plan from the first execution (`plan_cache_mode = force_generic_plan`). Left to choose,
- * PostgreSQL makes at least five custom plans per session and, under load, kept planning admission's batch statement
- * again at each execution: about 1.1 ms of its CPU per batch, spent in the bind step (docs/ledger.md). `main` keeps
+ * PostgreSQL makes at least five custom plans per session and, under load, keeps planning admission's batch
+ * statement again at each execution, in the bind step (docs/ledger.md). `main` keeps
  * the default: the SQL client's unnamed statements (the usage queries among them) are planned for their values.
  */
 export class PgPools extends Context.Service<PgPools, { readonly main: pg.Pool; readonly asyncCommit: pg.Pool }>()("PgPools") {}

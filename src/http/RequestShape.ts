@@ -1,12 +1,12 @@
 /**
- * The one place a request's size, content type, body and query string are checked before HttpApi decodes the payload
- * (check order: routing, credential, then these, then decoding, then the scope; on a route that takes a payload the
- * scope comes before its body is read, after what the headers alone say against it). On a route that takes a body it
- * reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, src/server/BodyDeadline.ts), parses it as
- * JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the request that hands
- * HttpApi the parsed value (below). It also records the route's rejection style for the edge, which maps whatever
- * decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope (src/auth/Scopes.ts),
- * which the contract puts after decoding.
+ * The one place a request's size, content type, body and query string are checked before HttpApi decodes the
+ * payload (check order: routing, credential, then these, then decoding, then the scope; on a route that takes a
+ * payload the scope comes before its body is read, after what the headers alone say against it). On a route that
+ * takes a body it reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, server/BodyDeadline.ts),
+ * parses it as JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the
+ * request that hands HttpApi the parsed value (below). It also records the route's rejection style for the edge, which
+ * maps whatever decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope
+ * (src/auth/Scopes.ts), which the contract puts after decoding.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context, Effect, Exit, Layer } from "effect"
@@ -54,15 +54,15 @@ const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(Uploa
 /**
  * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
  * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
- * own, a stream read inside an acquire-use-release, a provided limit) took some fifty steps of the runtime on every run
- * for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays up for
- * the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the consumed
- * stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless the function
- * it answers is called first (it stops reading). When the connection closes before the body has arrived (the client
- * left, or src/server/BodyDeadline.ts answered a late body), `aborted` is called instead, at once when it closed before
- * the read began. The connection's own `close` is watched beside the request's: once its response has been sent (the
- * 408 of a late body), Node detaches an unfinished request from its connection, which then closes without the request
- * ever emitting `close`, `aborted` or `error`.
+ * own, a stream read inside an acquire-use-release, a provided limit) costs many steps of the runtime on every run
+ * for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
+ * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
+ * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
+ * the function it answers is called first (it stops reading). When the connection closes before the body has
+ * arrived (the client left, or BodyDeadline.ts answered a late body), `aborted` is called instead, at once when it
+ * closed before the read began. The connection's own `close` is watched beside the request's: once its response has
+ * been sent (the 408 of a late body), Node detaches an unfinished request from its connection, which then closes
+ * without the request ever emitting `close`, `aborted` or `error`.
  */
 const readPayloadText = (
   raw: IncomingMessage,

@@ -85,9 +85,9 @@ const final = (column: string, value: string) =>
 
 // The batch's runs and their calls are found by index (`= ANY (ARRAY(...))`), never by joining a whole table: PostgreSQL
 // takes `json_to_recordset` for 100 rows, and below some 20,000 runs its generic plan for a join with that many
-// hashed sequential scans of `runs` instead (the statement took 3.2 to 3.5 ms at 5,000 runs, 0.7 to 1.0 ms by index).
-// That holds for the final UPDATE of the runs too: joined only to the batch, its plan on a young table (450 runs)
-// was a sequential scan of `runs` taking 0.9 of the statement's 1.2 ms for a batch of one run.
+// hashed sequential scans of `runs` instead, several times slower than the index. That holds for the final UPDATE
+// of the runs too: joined only to the batch, its plan on a young table is a sequential scan of `runs` that takes
+// most of the statement's time for a batch of one run (docs/ledger.md).
 const settleStatement: Statement = {
   name: "ledger_settle",
   text: `WITH input AS (

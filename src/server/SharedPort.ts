@@ -1,8 +1,8 @@
 /**
  * How the API's port is accepted on, by `WORKERS` processes or by a process alone.
  *
- * A listening handle accepts one connection per turn of its process's event loop (libuv 1.45 and later, pull request
- * 3696). A loaded process turns its loop every 5 to 40 ms, so one handle takes new connections at a few hundred a
+ * A listening handle accepts one connection per turn of its process's event loop (libuv 1.45 and later). A loaded
+ * process turns its loop every few tens of milliseconds, so one handle takes new connections at a few hundred a
  * second at most, and under overload the rest wait in the kernel's accept queue, unseen by the overload guard, and
  * are answered after their deadlines. node:cluster's round-robin primary is no faster: it hands a worker its next
  * connection only once the worker has acknowledged the last.

@@ -32,9 +32,8 @@ export const workerCount = (env: NodeJS.ProcessEnv = process.env, cpus: () => nu
 /**
  * V8 flags every server process runs with: a young generation of 32 MiB semi-spaces instead of V8's default 16. A run
  * allocates many short-lived objects (Effect fibers, JSON, HTTP and pg buffers); with the default size the scavenger
- * ran so often that objects of runs still in flight were copied and promoted again and again, and a bigger nursery
- * let most of them die young. Measured on 2026-11-24 (one process, PostgreSQL, 20 ms upstream, 64 in flight, 8 s
- * each, the two settings alternated twice): 2.14 and 2.37 ms of service CPU per run, against 2.59 and 2.72 ms.
+ * runs so often that objects of runs still in flight are copied and promoted again and again, and a bigger nursery
+ * lets most of them die young (docs/performance.md has the measurement).
  * `npm start` passes them to the first process, and the primary to every worker it starts.
  */
 export const ServerNodeFlags: ReadonlyArray<string> = ["--max-semi-space-size=32"]
