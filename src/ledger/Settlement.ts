@@ -235,7 +235,7 @@ interface SettledRow {
 
 /**
  * Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous): the accounts' locks and the
- * settlement statement, in one round trip (db/OneRoundTrip.ts).
+ * settlement statement, in one round trip (OneRoundTrip.ts).
  */
 export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>): Effect.Effect<BatchResult, SqlError> =>
   Effect.suspend(() => {
