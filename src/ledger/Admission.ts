@@ -19,7 +19,7 @@ import {
   lockKeyPosition,
   takeFromBucket
 } from "./KeyAccounts.js"
-import { query, type Statement, transaction } from "./LedgerSql.js"
+import { query, type Statement, transaction } from "../db/LedgerSql.js"
 import { reclaimLeases } from "./Leases.js"
 import { lockPositionAnd, type Position } from "./Position.js"
 import type { QuotaLedgerService, QuotaRefusal } from "./QuotaLedger.js"
