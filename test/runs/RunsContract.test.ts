@@ -12,7 +12,7 @@ import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
 import { codeOf } from "../support/Api.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
-import { handToDeadHolder, untilSteady } from "../support/DeadHolder.js"
+import { handToDeadHolder, sweptUntilReleased, untilSteady } from "../support/DeadHolder.js"
 import { checkAuthentication, checkRoles, checkScopes, route, type RouteCase } from "../support/RouteContract.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
@@ -132,8 +132,9 @@ layer(TestServerWithConsoleLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServ
         assert.strictEqual(codeOf(blocked), "insufficient_credits", "the abandoned run still holds the credit")
         yield* untilSteady
         assert.strictEqual(yield* sweepOnce, 0, "not while its process beats")
-        yield* handToDeadHolder([admitted._tag === "Admitted" ? admitted.run.pending.id : ""])
-        assert.strictEqual(yield* sweepOnce, 1)
+        const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
+        yield* handToDeadHolder([runId])
+        yield* sweptUntilReleased([runId])
         const replay = yield* postRun(organization.secret, oneQuestion(), key)
         assert.strictEqual(replay.status, 202)
         assert.strictEqual(replay.json().state, "pending")
@@ -155,7 +156,7 @@ layer(TestServerWithConsoleLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServ
         yield* sql`UPDATE runs SET holder = NULL WHERE organization_id = ${organization.organizationId}`
         assert.strictEqual(yield* sweepOnce, 0, "not before its deadline plus the margin")
         yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE organization_id = ${organization.organizationId}`
-        assert.strictEqual(yield* sweepOnce, 1)
+        yield* sweptUntilReleased([admitted._tag === "Admitted" ? admitted.run.pending.id : ""])
         assert.strictEqual((yield* postRun(organization.secret, oneQuestion(), key)).status, 202)
         yield* assertMoneyInvariants
       }))

@@ -14,12 +14,11 @@ import { CallRecorder } from "../../src/ledger/CallRecorder.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"
 import { compileRunSpec } from "../../src/runs/RunSpec.js"
-import { sweepOnce } from "../../src/ledger/Sweeper.js"
 import { FakeUpstream } from "../support/FakeUpstream.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
-import { handToDeadHolder, untilSteady } from "../support/DeadHolder.js"
+import { handToDeadHolder, sweptUntilReleased, untilSteady } from "../support/DeadHolder.js"
 import { getJson, hyphenated } from "../support/Usage.js"
 import { TestServerWithUpstreamLive } from "../support/TestServer.js"
 
@@ -167,9 +166,8 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
         const sql = yield* SqlClient.SqlClient
         yield* handToDeadHolder([runId])
         yield* untilSteady
-        // Swept before its deadline because its process stopped beating: by this sweep, or by this server's own
-        // sweeper, which may reach it first (then this sweep finds nothing left); the run's row below tells.
-        yield* sweepOnce
+        // Swept before its deadline because its process stopped beating (by the test's sweeps or the server's own).
+        yield* sweptUntilReleased([runId])
         const [run] = yield* sql<{ state: string; error_code: string | null; cost_micros: number; held: boolean }>`
           SELECT state, error_code, cost_micros, held FROM runs WHERE id = ${runId}::uuid`
         assert.deepStrictEqual(run, { state: "failed", error_code: "deadline_exceeded", cost_micros: 43, held: false })
