@@ -25,12 +25,10 @@ const missing = () => new MissingCredentials({ message: "send Authorization: Bea
 
 /** The caller of a request with this `Authorization` header, through the credential verifier. */
 export const authenticate = (verifier: CredentialVerifier["Service"], header: string | undefined) =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     const token = bearerToken(header)
-    if (token === undefined) return yield* missing()
-    const actor = yield* verifier.verify(token)
-    yield* annotateSpan({ "arbiter.organization_id": actor.organizationId })
-    return actor
+    if (token === undefined) return Effect.fail(missing())
+    return Effect.tap(verifier.verify(token), (actor) => annotateSpan({ "arbiter.organization_id": actor.organizationId }))
   })
 
 /** Authentication through the credential verifier: the handler runs with the caller as its `Actor`. */
