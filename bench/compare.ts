@@ -8,7 +8,7 @@
  * prints runs/s, the p50 latency, and the service's and PostgreSQL's CPU per run, then each build's means over
  * `BENCH_ROUNDS` rounds (default 3): on a shared or virtual machine only builds alternated in one run compare.
  */
-import { ServerNodeFlags } from "../src/Workers.js"
+import { ServerNodeFlags } from "../src/server/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { type LoadResult, runLoad } from "./support/Load.js"

@@ -10,7 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ServerNodeFlags } from "../src/Workers.js"
+import { ServerNodeFlags } from "../src/server/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { cpuMillisOfTree, processTree, startNode } from "./support/Processes.js"
 

@@ -8,7 +8,7 @@
  * event-loop delay (it shares the machine). `BENCH_ROUNDS` (default 2) alternates the builds that many times, so a
  * comparison is made in one run on one machine.
  */
-import { ServerNodeFlags } from "../src/Workers.js"
+import { ServerNodeFlags } from "../src/server/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop } from "./support/Load.js"

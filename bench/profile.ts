@@ -8,7 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ServerNodeFlags } from "../src/Workers.js"
+import { ServerNodeFlags } from "../src/server/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad } from "./support/Load.js"

@@ -13,7 +13,7 @@
 import { spawnSync } from "node:child_process"
 import pg from "pg"
 import { letterRequest } from "../src/providers/LetterReadout.js"
-import { ServerNodeFlags } from "../src/Workers.js"
+import { ServerNodeFlags } from "../src/server/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"

@@ -20,13 +20,13 @@ import { SweeperLive } from "./ledger/Sweeper.js"
 import { PlannerStatisticsLive } from "./db/PlannerStatistics.js"
 import { ServicesLive } from "./Services.js"
 import { RunsHttp } from "./runs/RunsHttp.js"
-import { CreateRunRouteLive } from "./runs/CreateRunRoute.js"
-import type { DirectRoutes } from "./http/DirectRoutes.js"
+import { CreateRunRouteLive } from "./server/CreateRunRoute.js"
+import type { DirectRoutes } from "./server/DirectRoutes.js"
 import { UsageHttp } from "./usage/UsageHttp.js"
 import { boundaryLayer } from "./http/Boundary.js"
 import { docsLayer } from "./http/Docs.js"
-import { listen } from "./http/Listen.js"
-import { SchemaGate } from "./http/SchemaGate.js"
+import { listen } from "./server/Listen.js"
+import { SchemaGate } from "./server/SchemaGate.js"
 import { LifecycleLive } from "./health/Lifecycle.js"
 import { MetricsLive } from "./telemetry/MetricsListener.js"
 import { TelemetryLive } from "./telemetry/Telemetry.js"
@@ -41,13 +41,16 @@ export const HandlersLive = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.j
   Layer.provide(AuthenticationLive)
 )
 
-/** Every route: the API's, the docs page and the local billing pages (registered on the server's router, Listen.ts). */
+/**
+ * Every route: the API's, the docs page and the local billing pages (registered on the server's router,
+ * server/Listen.ts).
+ */
 export const RoutesLive = Layer.mergeAll(HandlersLive, docsLayer(Api, "/docs"), BillingPagesLive)
 
 /**
  * The HTTP app listening on host and port, given the database; `bootstrap` runs the embedded first start. The
  * services stay visible to whoever builds it (tests seed data through them). `directRoutes` are the routes served
- * beside the router (src/http/DirectRoutes.ts): `POST /v1/runs` unless a test gives others (none, to compare).
+ * beside the router (src/server/DirectRoutes.ts): `POST /v1/runs` unless a test gives others (none, to compare).
  */
 export const HttpLive = (options: {
   readonly host: string
@@ -86,7 +89,7 @@ const StoppedLog = Layer.effectDiscard(
 
 /**
  * The whole server as configured: database (migrated unless `MIGRATIONS=off`; then, until the schema is current, the
- * schema gate answers in its place, SchemaGate.ts), telemetry and logging included.
+ * schema gate answers in its place, server/SchemaGate.ts), telemetry and logging included.
  */
 export const ServerLive = Layer.unwrap(
   Effect.map(AppConfig, (config) => HttpLive({ host: config.host, port: config.port, bootstrap: true }))

@@ -1,4 +1,4 @@
-/** Starts the server with the settings of the environment: one process, or `WORKERS` of them (Workers.ts). */
+/** Starts the server with the settings of the environment: one process, or `WORKERS` of them (server/Workers.ts). */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Logger, Option, Runtime } from "effect"
 import { isSqlError } from "effect/sql/SqlError"
@@ -6,7 +6,7 @@ import { AppConfig } from "./config/AppConfig.js"
 import { exitOnSettingsProblems } from "./config/SettingsCheck.js"
 import { driverCause } from "./db/SqlErrors.js"
 import { ServerLive } from "./Server.js"
-import { runWorkers } from "./Workers.js"
+import { runWorkers } from "./server/Workers.js"
 
 /**
  * A start that failed on its database, in one line with the driver's own words (`connect ECONNREFUSED ...`,

@@ -50,7 +50,7 @@ const servingProblems = (settings: Settings): Array<string> =>
     ]
     : []
 
-/** `WORKERS`, read by the primary before any setting (src/Workers.ts): a whole number 1 to 256, or unset. */
+/** `WORKERS`, read by the primary before any setting (src/server/Workers.ts): a whole number 1 to 256, or unset. */
 const workersProblems = (env: Environment): Array<string> => {
   const given = env.WORKERS
   if (given === undefined || given === "") return []

@@ -1,6 +1,6 @@
 /**
  * Where this process is in its life: serving, or stopping (SIGTERM or SIGINT). Stopping begins with the drain
- * (src/http/Drain.ts): `/readyz` answers 503 from then on (Readiness.ts), and once the listener stops accepting, the
+ * (src/server/Drain.ts): `/readyz` answers 503 from then on (Readiness.ts), and once the listener stops accepting, the
  * in-flight requests and the settlements they leave have until the stop's deadline (`SHUTDOWN_TIMEOUT_MS` after the
  * listener stopped accepting) to finish.
  */

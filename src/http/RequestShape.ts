@@ -2,10 +2,10 @@
  * The one place a request's size, content type, body and query string are checked before HttpApi decodes the
  * payload (check order: routing, credential, then these, then decoding, then the scope; on a route that takes a
  * payload the scope comes before its body is read, after what the headers alone say against it). On a route that
- * takes a body it reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, BodyDeadline.ts), parses
- * it as JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the request that
- * hands HttpApi the parsed value (below). It also records the route's rejection style for the edge, which maps
- * whatever decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope
+ * takes a body it reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, server/BodyDeadline.ts),
+ * parses it as JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the
+ * request that hands HttpApi the parsed value (below). It also records the route's rejection style for the edge, which
+ * maps whatever decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope
  * (src/auth/Scopes.ts), which the contract puts after decoding.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
@@ -20,7 +20,7 @@ import { checkScope } from "../auth/Scopes.js"
 import { unstorableIn } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
 import { NoRouteAvailable } from "../../schema/Errors.js"
-import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./Overload.js"
+import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./ShedOnceRead.js"
 import { newTimingMarks, serverTimingValue } from "./ServerTiming.js"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
@@ -225,9 +225,9 @@ const scopeBeforeBody = (raw: IncomingMessage, info: EndpointInfo) => {
 }
 
 /**
- * The overload guard's decision on a run or selection whose body has just been read (Overload.ts): shed, it is
- * `503 no_route_available` with `Retry-After` and `Server-Timing` (as the guard answers a request it sheds at once),
- * answered through the API; nothing was stored.
+ * The overload guard's decision on a run or selection whose body has just been read (src/server/Overload.ts,
+ * ShedOnceRead.ts): shed, it is `503 no_route_available` with `Retry-After` and `Server-Timing` (as the guard answers a
+ * request it sheds at once), answered through the API; nothing was stored.
  */
 const takenOnceRead = (raw: IncomingMessage) =>
   takeOnceRead(raw, false)

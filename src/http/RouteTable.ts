@@ -45,7 +45,7 @@ export interface EndpointInfo {
   ) => Effect.Effect<void, HttpApiError.HttpApiSchemaError>
   /**
    * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
-   * answering the decoded payload and headers, for a route served beside the router (src/runs/CreateRunRoute.ts).
+   * answering the decoded payload and headers, for a route served beside the router (src/server/CreateRunRoute.ts).
    */
   readonly decodeInput: InputDecoder
 }

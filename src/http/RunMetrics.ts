@@ -4,7 +4,7 @@
  * `upstream` mark is set; a replay never does). Outcomes: `completed` (a new run answered 200), `replayed` (200 or
  * 202 from a stored run), `refused` (402/429: credit or quota refused at admission), `rejected` (other 4xx),
  * `failed` (an admitted run that ended in an error: it settles `failed` when a model call occurred, else stays
- * `pending`), `error` (the service could not serve it: database, internal), and `shed` (Overload.ts). Credit
+ * `pending`), `error` (the service could not serve it: database, internal), and `shed` (src/server/Overload.ts). Credit
  * admissions count each new run admitted and each 402/429 refusal by its code. Exact settlement states belong to
  * the ledger; this is what the caller was told.
  */

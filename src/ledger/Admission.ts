@@ -18,7 +18,7 @@ import {
   lockKeyPosition,
   takeFromBucket
 } from "./KeyAccounts.js"
-import { query, type Statement, transaction } from "./LedgerSql.js"
+import { query, type Statement, transaction } from "../db/LedgerSql.js"
 import { reclaimLeases } from "./Leases.js"
 import { lockPositionAnd, type Position } from "./Position.js"
 import { reserve, type QuotaRefusal } from "./QuotaLedger.js"

@@ -14,7 +14,7 @@ import { Context, Effect, Exit, Fiber, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { makeBatcher } from "./Batcher.js"
-import { query, type Statement } from "./LedgerSql.js"
+import { query, type Statement } from "../db/LedgerSql.js"
 import { type LedgerCall, ledgerRows } from "./RunRecord.js"
 
 /** How long an answered call of a run still in flight waits before it is stored on its own. */

@@ -11,7 +11,7 @@ import type pg from "pg"
 import { existingStatement, type PendingRun } from "./Admission.js"
 import type { LeaseRow, Reservation } from "./Escrow.js"
 import { keyPositionSql } from "./KeyAccounts.js"
-import { query, type Statement, transaction } from "./LedgerSql.js"
+import { query, type Statement, transaction } from "../db/LedgerSql.js"
 import { runColumns, type RunRow, runRowOfJson } from "./RunRecord.js"
 
 /** What the fast way did with one run of a batch. */

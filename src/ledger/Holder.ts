@@ -12,7 +12,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { randomBytes } from "node:crypto"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
-import { query, type Statement } from "./LedgerSql.js"
+import { query, type Statement } from "../db/LedgerSql.js"
 
 
 const register: Statement = { name: "ledger_register_holder", text: "INSERT INTO ledger_holders (id) VALUES ($1)" }

@@ -13,7 +13,7 @@
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import { query, type Statement } from "./LedgerSql.js"
+import { query, type Statement } from "../db/LedgerSql.js"
 
 /** The period a key's spend and token limits count over. */
 export type KeyPeriod = "day" | "month" | "total"

@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import type pg from "pg"
 import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import type { LeaseRow, Needs } from "./Escrow.js"
-import { query, type Statement, transaction } from "./LedgerSql.js"
+import { query, type Statement, transaction } from "../db/LedgerSql.js"
 import { creditFree, lockAccount, lockPositionAnd, spendFree, tokensFree } from "./Position.js"
 
 const leaseColumns = `id::text, organization_id, to_char(period, 'YYYY-MM-DD') AS period, billing, spend_limited,

@@ -8,8 +8,8 @@
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import type { Statement } from "./LedgerSql.js"
-import { type Step, stepsInTransaction } from "./OneRoundTrip.js"
+import type { Statement } from "../db/LedgerSql.js"
+import { type Step, stepsInTransaction } from "../db/OneRoundTrip.js"
 
 /** An organization's position for one period. */
 export interface Position {
@@ -96,7 +96,7 @@ const positionOf = (row: PositionRow | undefined): Position | undefined =>
 /**
  * Locks the organization's account row (opening it if it has none) and reads its position for `period`, inside the
  * caller's transaction, then runs `after` (reads under the lock): one round trip where the connection has prepared
- * them (OneRoundTrip.ts). Gives the position (none when the organization does not exist) and the rows of each of
+ * them (db/OneRoundTrip.ts). Gives the position (none when the organization does not exist) and the rows of each of
  * `after`, in order.
  */
 export const lockPositionAnd = (

@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable, transactionOrUnavailable } from "../db/Unavailable.js"
-import type { Statement } from "./LedgerSql.js"
+import type { Statement } from "../db/LedgerSql.js"
 import { revokeLeases } from "./Leases.js"
 import type { Position } from "./Position.js"
 

@@ -11,7 +11,7 @@ import { Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { LedgerHolder } from "./Holder.js"
-import { query, type Statement } from "./LedgerSql.js"
+import { query, type Statement } from "../db/LedgerSql.js"
 import { returnLeases } from "./Leases.js"
 import { settleBatch, type SettlementInput } from "./Settlement.js"
 

@@ -21,7 +21,7 @@ import { type AnsweringModel, deadlineEnd, deadlineError, engineEnd, ledgerCalls
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
 import { runId } from "./RunView.js"
-import { enterUpstream, leaveUpstream } from "../http/UpstreamWaits.js"
+import { enterUpstream, leaveUpstream } from "../providers/UpstreamWaits.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
 export interface RunTiming {

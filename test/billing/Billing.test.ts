@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { Organizations } from "../../src/organizations/Organizations.js"
 import { call, codeOf } from "../support/Api.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"

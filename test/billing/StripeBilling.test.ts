@@ -7,7 +7,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { call, codeOf } from "../support/Api.js"
 import {
   checkoutCompletedWebhook,

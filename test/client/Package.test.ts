@@ -14,7 +14,7 @@ import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { call } from "../support/Api.js"
 import { seedOrganization } from "../support/Seed.js"
 import { TestServerLive } from "../support/TestServer.js"

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { availableCpus, cgroupCpus, cgroupFilesAt } from "../../src/config/CpuLimit.js"
-import { workerCount } from "../../src/Workers.js"
+import { workerCount } from "../../src/server/Workers.js"
 
 const roots: Array<string> = []
 

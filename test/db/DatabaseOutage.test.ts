@@ -4,7 +4,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { call, codeOf } from "../support/Api.js"
 import { assertMoneyInvariants } from "../support/Invariants.js"
 import { rawRequest } from "../support/RawHttp.js"

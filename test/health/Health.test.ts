@@ -7,7 +7,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { rawRequest } from "../support/RawHttp.js"
 import { TestServerLive } from "../support/TestServer.js"
 

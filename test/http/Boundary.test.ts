@@ -7,7 +7,7 @@ import { ConfigProvider, Duration, Effect, Layer, Logger } from "effect"
 import { AppConfig } from "../../src/config/AppConfig.js"
 import { boundaryLayer } from "../../src/http/Boundary.js"
 import { MaxJsonDepth } from "../../src/http/JsonBody.js"
-import { listen, ServerAddress } from "../../src/http/Listen.js"
+import { listen, ServerAddress } from "../../src/server/Listen.js"
 import { rawRequest, type RawRequest } from "../support/RawHttp.js"
 import { BoundaryApi, BoundaryApiLive } from "./fixtures/BoundaryApi.js"
 

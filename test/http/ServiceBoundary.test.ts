@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { MaxJsonDepth } from "../../src/http/JsonBody.js"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { call, codeOf, type CallOptions } from "../support/Api.js"
 import { rawRequest } from "../support/RawHttp.js"
 import { freshKey, oneQuestion } from "../support/Runs.js"

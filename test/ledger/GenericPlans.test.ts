@@ -1,7 +1,7 @@
 /**
  * The ledger's statements run on their generic plans from the first execution: admission's on the `asyncCommit`
  * pool (src/db/PgPool.ts, the pool's `plan_cache_mode`), the lease grants' in transactions that set it
- * (src/ledger/LedgerSql.ts). PostgreSQL's own count of the plans each session made (`pg_prepared_statements`) shows
+ * (src/db/LedgerSql.ts). PostgreSQL's own count of the plans each session made (`pg_prepared_statements`) shows
  * no custom plan of `ledger_admit_fast` or `ledger_position`. Left to choose, it planned them again at each
  * execution (custom plans; at least the first five of every session). PostgreSQL only: the embedded database runs no
  * named statements.
@@ -58,7 +58,8 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         const admissions = yield* plansOf(asyncCommit, "ledger_admit_fast")
         assert.isAtLeast(admissions.generic, 1, "the statement ran on its pool")
         assert.strictEqual(admissions.custom, 0, `custom plans made: ${admissions.custom}`)
-        // The lease grants' read of the organization's position, in transactions on the main pool (LedgerSql.ts).
+        // The lease grants' read of the organization's position, in transactions on the main pool
+        // (src/db/LedgerSql.ts).
         const positions = yield* plansOf(main, "ledger_position")
         assert.isAtLeast(positions.generic, 1, "the organization's slice was granted and topped up")
         assert.strictEqual(positions.custom, 0, `custom plans made: ${positions.custom}`)

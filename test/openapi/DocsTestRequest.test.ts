@@ -6,7 +6,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { call } from "../support/Api.js"
 import { ChromiumMissing, skipWithoutChromium, withBrowser } from "../support/Chromium.js"
 import { seedOrganization } from "../support/Seed.js"

@@ -164,7 +164,7 @@ describe("MIGRATIONS=off", () => {
       assert.strictEqual(migrated.code, 0, migrated.stderr)
       assert.isAbove(JSON.parse(migrated.stdout).applied.length, 0)
       // The server asks the database every second; the bound only guards a hang. A refused connection is the instant
-      // the waiting responder hands the port to the server (src/http/SchemaGate.ts); every answer is 503 until 200.
+      // the waiting responder hands the port to the server (src/server/SchemaGate.ts); every answer is 503 until 200.
       const answers: Array<number> = []
       const ready = yield* readyz.pipe(
         Effect.option,

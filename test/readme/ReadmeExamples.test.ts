@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { seedOrganization } from "../support/Seed.js"
 import { TestServerLive } from "../support/TestServer.js"
 

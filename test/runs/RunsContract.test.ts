@@ -5,7 +5,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import type { ServerAddress } from "../../src/http/Listen.js"
+import type { ServerAddress } from "../../src/server/Listen.js"
 import { RunLedger } from "../../src/ledger/RunLedger.js"
 import { sweepOnce } from "../../src/ledger/Sweeper.js"
 import { SPEND_CEILING_MICROS } from "../../src/runs/RunLimits.js"

@@ -3,7 +3,7 @@
  * headers and body exactly as sent, for assertions on codes, messages and `x-request-id`.
  */
 import { Effect } from "effect"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { rawRequest, type RawResponse } from "./RawHttp.js"
 
 /** Options of one call. */

@@ -6,7 +6,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
-import type { ServerAddress } from "../../src/http/Listen.js"
+import type { ServerAddress } from "../../src/server/Listen.js"
 import { Scopes, scopesOfRole, type Scope } from "../../schema/Scope.js"
 import { call, codeOf } from "./Api.js"
 import { FakeConsole } from "./FakeConsole.js"

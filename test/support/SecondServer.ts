@@ -10,7 +10,7 @@ import { AppConfig } from "../../src/config/AppConfig.js"
 import { ownerTarget } from "../../src/db/Embedded.js"
 import { pgClientLayer } from "../../src/db/PgPool.js"
 import { DatabaseKind } from "../../src/db/Sql.js"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { HttpLive } from "../../src/Server.js"
 import type { DirectRoutesLayer } from "./TestServer.js"
 

@@ -7,7 +7,7 @@ import { ConfigProvider, Effect, Layer, Option, References } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { AppConfig, type Settings } from "../../src/config/AppConfig.js"
 import { DatabaseLive } from "../../src/db/Sql.js"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { HttpLive } from "../../src/Server.js"
 
 /** The direct routes a test server serves beside the router (HttpLive's `directRoutes`). */
@@ -21,7 +21,7 @@ import { freshDatabaseSettings } from "./TestDatabase.js"
 export const testConfigLayer = (overrides: Partial<Settings> = {}) =>
   Layer.unwrap(
     // Load shedding is off: test files share a busy machine, and a slow moment must not shed a test's request
-    // (test/http/Overload.test.ts turns it on).
+    // (test/server/Overload.test.ts turns it on).
     Effect.map(freshDatabaseSettings, (database) => AppConfig.layerWith({
       overloadMaxLagMs: 0,
       runsMaxInFlight: 0,

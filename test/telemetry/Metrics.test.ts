@@ -6,7 +6,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { MetricsAddress } from "../../src/telemetry/MetricsListener.js"
 import { rawRequest } from "../support/RawHttp.js"
 import { oneQuestion, postRun } from "../support/Runs.js"

@@ -12,8 +12,8 @@ import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "effect/ht
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeRouteLabeler } from "../../src/http/RouteLabels.js"
-import { observeRequests } from "../../src/http/RequestObserver.js"
-import { serverSpanName } from "../../src/http/ServerSpans.js"
+import { observeRequests } from "../../src/server/RequestObserver.js"
+import { serverSpanName } from "../../src/server/ServerSpans.js"
 import { tracingWith } from "../../src/telemetry/Telemetry.js"
 
 const exporter = new InMemorySpanExporter()
@@ -25,7 +25,10 @@ const app = Effect.gen(function*() {
   return HttpServerResponse.empty({ status: request.url.startsWith("/v1/runs/") ? 503 : 200 })
 })
 
-/** A server answering with `app`, observed, inside the server span, as Listen.ts builds it; answers its base URL. */
+/**
+ * A server answering with `app`, observed, inside the server span, as src/server/Listen.ts builds it; answers its
+ * base URL.
+ */
 const serve = Effect.gen(function*() {
   const handler = yield* NodeHttpServer.makeHandler(observeRequests({ routes, accessLog: false })(app), {
     scope: yield* Effect.scope,

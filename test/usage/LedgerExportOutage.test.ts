@@ -5,7 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { ServerAddress } from "../../src/http/Listen.js"
+import { ServerAddress } from "../../src/server/Listen.js"
 import { call, codeOf } from "../support/Api.js"
 import { seedOrganization } from "../support/Seed.js"
 import { tcpProxy, type TcpProxy } from "../support/TcpProxy.js"

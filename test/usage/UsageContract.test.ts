@@ -1,7 +1,7 @@
 /** The six usage routes against the shared route contract: authentication, every scope, the whole role table. */
 import { describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { ServerAddress } from "../../src/http/Listen.js"
+import type { ServerAddress } from "../../src/server/Listen.js"
 import { checkAuthentication, checkRoles, checkScopes, route, type RouteCase } from "../support/RouteContract.js"
 import { oneQuestion, postRun } from "../support/Runs.js"
 import { TestServerWithConsoleLive } from "../support/TestServer.js"

@@ -1,9 +1,9 @@
 /**
- * The V8 flags of every server process (src/Workers.ts): a worker gets the server's flags, unless the command line
- * already set the same flag, which wins.
+ * The V8 flags of every server process (src/server/Workers.ts): a worker gets the server's flags, unless the command
+ * line already set the same flag, which wins.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ServerNodeFlags, withServerNodeFlags } from "../../src/Workers.js"
+import { ServerNodeFlags, withServerNodeFlags } from "../../src/server/Workers.js"
 
 describe("worker flags", () => {
   it("adds the server's flags to a command line without them, after nothing else is lost", () => {

@@ -1,5 +1,5 @@
 /**
- * Load shedding (src/http/Overload.ts): while the event loop lags past OVERLOAD_MAX_LAG_MS, a new POST /v1/runs is
+ * Load shedding (src/server/Overload.ts): while the event loop lags past OVERLOAD_MAX_LAG_MS, a new POST /v1/runs is
  * answered at once with 503 no_route_available and Retry-After (request id, Server-Timing, nothing stored); other
  * routes are served; once the loop keeps up again, runs are taken as usual. Past the adaptive limit (at most
  * RUNS_MAX_IN_FLIGHT) of runs and selections being served, further ones are shed the same way; requests waiting on
@@ -11,10 +11,11 @@ import type { AddressInfo } from "node:net"
 import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { DefaultLimitOptions } from "../../src/http/ConcurrencyLimit.js"
+import { DefaultLimitOptions } from "../../src/server/ConcurrencyLimit.js"
 import { makeCors } from "../../src/http/Cors.js"
-import { ShedMessage, startOverloadGuard } from "../../src/http/Overload.js"
-import { enterUpstream, leaveUpstream, waitingOnUpstream } from "../../src/http/UpstreamWaits.js"
+import { ShedMessage } from "../../src/http/ShedOnceRead.js"
+import { startOverloadGuard } from "../../src/server/Overload.js"
+import { enterUpstream, leaveUpstream, waitingOnUpstream } from "../../src/providers/UpstreamWaits.js"
 import { call, codeOf } from "../support/Api.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"

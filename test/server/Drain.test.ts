@@ -1,5 +1,5 @@
 /**
- * The listener's graceful stop (src/http/Drain.ts) on a real node:http server: once stopping, answers carry
+ * The listener's graceful stop (src/server/Drain.ts) on a real node:http server: once stopping, answers carry
  * `Connection: close`; the lifecycle reads stopping and gets its deadline; a new connection is refused once the
  * listener stops accepting; a request still in flight at SHUTDOWN_TIMEOUT_MS has its connection closed, with a
  * warning, and the stop completes.
@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import { Agent, createServer, request } from "node:http"
 import { connect } from "node:net"
 import { makeLifecycle } from "../../src/health/Lifecycle.js"
-import { makeDrain } from "../../src/http/Drain.js"
-import { acceptOn, reservePort } from "../../src/http/SharedPort.js"
+import { makeDrain } from "../../src/server/Drain.js"
+import { acceptOn, reservePort } from "../../src/server/SharedPort.js"
 
 /** A keep-alive client: it asks to keep each connection open. */
 const keepAlive = new Agent({ keepAlive: true })

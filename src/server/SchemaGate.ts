@@ -14,7 +14,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.js"
 import { appliedVersion, readMigrations } from "../db/Migrations.js"
-import { newRequestId, requestIdFor } from "./RequestId.js"
+import { newRequestId, requestIdFor } from "../http/RequestId.js"
 import { acceptOn, reservePort, sharedAddress } from "./SharedPort.js"
 
 /** How often the waiting server asks the database for its schema. */

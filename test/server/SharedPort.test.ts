@@ -1,6 +1,6 @@
 /**
- * `WORKERS` processes on one port (src/Workers.ts, src/http/SharedPort.ts): the primary reserves the port and never
- * accepts; each serving process listens on 64 sockets of its own on it (SO_REUSEPORT), so it takes several new
+ * `WORKERS` processes on one port (src/server/Workers.ts, src/server/SharedPort.ts): the primary reserves the port and
+ * never accepts; each serving process listens on 64 sockets of its own on it (SO_REUSEPORT), so it takes several new
  * connections per turn of its event loop instead of one (libuv 1.45 and later accept once per turn and handle). A
  * process whose loop turns slowly, as a loaded one's does, must still take a burst of new connections at once: else
  * they wait in the kernel, unseen by the overload guard, and their answers come late.
@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { Agent, createServer as createHttpServer, request } from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { freePort, startNode } from "../../bench/support/Processes.js"
-import { acceptOn, reservePort } from "../../src/http/SharedPort.js"
+import { acceptOn, reservePort } from "../../src/server/SharedPort.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
 const get = (port: number, path: string, agent: Agent) =>
@@ -57,7 +57,7 @@ const listeningSockets = (pid: number, port: number): number => {
 }
 
 const spawnFixture = (port: number, workers: number, env: Record<string, string> = {}) =>
-  spawn(process.execPath, ["--import", "tsx", "test/http/fixtures/SharedPortServer.ts"], {
+  spawn(process.execPath, ["--import", "tsx", "test/server/fixtures/SharedPortServer.ts"], {
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), WORKERS: String(workers), DATABASE_URL: "postgres://unused", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -1,11 +1,11 @@
 /**
- * The adaptive limit (src/http/ConcurrencyLimit.ts) in closed- and open-loop models of a process: it serves what the
+ * The adaptive limit (src/server/ConcurrencyLimit.ts) in closed- and open-loop models of a process: it serves what the
  * process can serve within the time budget, settles where the time meets the budget under overload (Little's law),
  * grows back with capacity, does not shrink while the loop idles or while a fresh process warms up, and keeps its
  * bounds. The guard around it is tested over HTTP in Overload.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { AdaptiveLimit, DefaultLimitOptions } from "../../src/http/ConcurrencyLimit.js"
+import { AdaptiveLimit, DefaultLimitOptions } from "../../src/server/ConcurrencyLimit.js"
 
 describe("the adaptive limit (AdaptiveLimit)", () => {
   /**

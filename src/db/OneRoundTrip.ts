@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import pg from "pg"
 import { prepareValue } from "pg/lib/utils.js"
-import { namedStatementsAllowed } from "../db/PgPool.js"
+import { namedStatementsAllowed } from "./PgPool.js"
 import { inTransaction, onConnection, query, sqlErrorOf, type Statement } from "./LedgerSql.js"
 
 /** A statement with its values. */

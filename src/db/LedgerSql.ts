@@ -9,8 +9,8 @@
 import { Effect, type Exit } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
-import { namedStatementsAllowed } from "../db/PgPool.js"
-import { toSqlError } from "../db/SqlErrors.js"
+import { namedStatementsAllowed } from "./PgPool.js"
+import { toSqlError } from "./SqlErrors.js"
 
 /** A named statement: its text is sent once per connection, then only its name and values. */
 export interface Statement {

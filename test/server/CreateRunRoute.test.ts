@@ -1,5 +1,5 @@
 /**
- * `POST /v1/runs` answers alike whichever way it is served: by the direct route (src/runs/CreateRunRoute.ts, taken
+ * `POST /v1/runs` answers alike whichever way it is served: by the direct route (src/server/CreateRunRoute.ts, taken
  * while spans are not exported) or by the runs group's HttpApi handler (src/runs/RunsHttp.ts, with spans kept and
  * exported). The test's server runs with tracing off and serves the route directly, counting each request it takes; a
  * second server over the same database keeps and exports spans through a tracer that records their names, so the API
@@ -15,9 +15,9 @@ import { Effect, Exit, Layer, Option, References, Schema, Tracer } from "effect"
 import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
 import { Api } from "../../schema/Api.js"
-import { DirectRoutes } from "../../src/http/DirectRoutes.js"
-import { ServerAddress } from "../../src/http/Listen.js"
-import { CreateRunRouteLive } from "../../src/runs/CreateRunRoute.js"
+import { DirectRoutes } from "../../src/server/DirectRoutes.js"
+import { ServerAddress } from "../../src/server/Listen.js"
+import { CreateRunRouteLive } from "../../src/server/CreateRunRoute.js"
 import { rawRequest, type RawResponse } from "../support/RawHttp.js"
 import { oneQuestion } from "../support/Runs.js"
 import { startSecondServerWith } from "../support/SecondServer.js"

@@ -10,8 +10,8 @@
  */
 import { Context, Effect, type Fiber, Option, References, Tracer } from "effect"
 import { HttpMiddleware, type HttpServerRequest } from "effect/http"
-import { Boundary } from "./Boundary.js"
-import { makeRouteLabeler, methodLabel, pathOf, type RouteLabeler, UnmatchedRoute } from "./RouteLabels.js"
+import { Boundary } from "../http/Boundary.js"
+import { makeRouteLabeler, methodLabel, pathOf, type RouteLabeler, UnmatchedRoute } from "../http/RouteLabels.js"
 
 /** The span name of a request: `{method} {route}`, `{method}` when no route serves it, `HTTP` for an odd method. */
 export const serverSpanName = (routes: RouteLabeler) => (request: HttpServerRequest.HttpServerRequest): string => {

@@ -1,5 +1,5 @@
 /**
- * Statements run as one transaction in one round trip (src/ledger/OneRoundTrip.ts, settlement's locks and statement):
+ * Statements run as one transaction in one round trip (src/db/OneRoundTrip.ts, settlement's locks and statement):
  * each statement sees the ones before it, they commit together, a failure of a later one rolls back the earlier
  * ones, and a connection that has not prepared them yet runs them one by one between BEGIN and COMMIT. On
  * PostgreSQL, where each test gets a database of its own; the embedded database runs the same code in every run test
@@ -11,8 +11,8 @@ import type { SqlError } from "effect/sql/SqlError"
 import type pg from "pg"
 import { isDataError } from "../../src/db/Unavailable.js"
 import { PgPools, pgClientLayer } from "../../src/db/PgPool.js"
-import { transaction } from "../../src/ledger/LedgerSql.js"
-import { inOneTransaction, type Step, stepsInTransaction } from "../../src/ledger/OneRoundTrip.js"
+import { transaction } from "../../src/db/LedgerSql.js"
+import { inOneTransaction, type Step, stepsInTransaction } from "../../src/db/OneRoundTrip.js"
 import { databaseMode, freshPostgresDatabase } from "../support/TestDatabase.js"
 
 const insert = { name: "test_ort_insert", text: "INSERT INTO ort_items (id, tags, at) VALUES ($1, $2::text[], $3) RETURNING id" }

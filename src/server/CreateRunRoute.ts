@@ -1,5 +1,5 @@
 /**
- * `POST /v1/runs` as a direct route (src/http/DirectRoutes.ts), for one measured reason: HttpApi's router, its
+ * `POST /v1/runs` as a direct route (src/server/DirectRoutes.ts), for one measured reason: HttpApi's router, its
  * middlewares and the platform's request objects nearly double the service's CPU per run at 64 in flight
  * (docs/performance.md, "one run pipeline"). The route runs the API's own pieces in the API's check order, as one
  * Effect program in a fiber of the request's: the credential (`authenticate`), what the headers say against the body
@@ -27,8 +27,8 @@ import { CredentialVerifier } from "../auth/CredentialVerifier.js"
 import { checkScope } from "../auth/Scopes.js"
 import { AppConfig } from "../config/AppConfig.js"
 import { makeCors } from "../http/Cors.js"
-import { type DirectRoute, DirectRoutes, type DirectServer } from "../http/DirectRoutes.js"
-import { takeOnceRead } from "../http/Overload.js"
+import { type DirectRoute, DirectRoutes, type DirectServer } from "./DirectRoutes.js"
+import { takeOnceRead } from "../http/ShedOnceRead.js"
 import type { BodyRejection } from "../http/Rejection.js"
 import { requestIdFor } from "../http/RequestId.js"
 import { payloadHeadersRefusal, readJsonPayload } from "../http/RequestShape.js"
@@ -37,9 +37,9 @@ import { type EndpointInfo, makeRouteTable } from "../http/RouteTable.js"
 import { countRunStatus } from "../http/RunMetrics.js"
 import { newTimingMarks, serverTimingValue, timeAnswer, type TimingMarks } from "../http/ServerTiming.js"
 import { spansExported } from "../telemetry/Spans.js"
-import type { RunOutcome } from "./RunExecution.js"
-import { Runs, type RunsService } from "./Runs.js"
-import { answerStatus } from "./RunView.js"
+import type { RunOutcome } from "../runs/RunExecution.js"
+import { Runs, type RunsService } from "../runs/Runs.js"
+import { answerStatus } from "../runs/RunView.js"
 
 const RunsUrl = "/v1/runs"
 

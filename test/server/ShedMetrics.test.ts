@@ -1,12 +1,12 @@
 /**
- * Shed requests are counted (src/http/Overload.ts): `arbiter_http_shed_total` by route and reason, and as 503s in
+ * Shed requests are counted (src/server/Overload.ts): `arbiter_http_shed_total` by route and reason, and as 503s in
  * the request and run metrics; the guard's in-flight count and limit are gauges.
  */
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { makeCors } from "../../src/http/Cors.js"
-import { startOverloadGuard } from "../../src/http/Overload.js"
+import { startOverloadGuard } from "../../src/server/Overload.js"
 import { renderPrometheus } from "../../src/telemetry/Prometheus.js"
 
 const sample = (text: string, series: string): number => {

@@ -9,7 +9,7 @@
 import { Cause, Context, Effect, Exit, References } from "effect"
 import { HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { count, httpRequestSeconds, httpRequests, labels, LabelSets, record } from "../telemetry/Metrics.js"
-import { methodLabel, pathOf, type RouteLabeler } from "./RouteLabels.js"
+import { methodLabel, pathOf, type RouteLabeler } from "../http/RouteLabels.js"
 import { annotateServerSpan, serverSpanOf } from "./ServerSpans.js"
 
 /** The status counted for a request whose client went away before it was answered (nginx's convention). */

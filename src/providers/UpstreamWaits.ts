@@ -1,5 +1,5 @@
 /**
- * How many of this process's requests are waiting on the upstream model now. The overload guard (Overload.ts) holds
+ * How many of this process's requests wait on the upstream model now. The overload guard (server/Overload.ts) holds
  * the requests *using* the process (in flight, less these) under its adaptive limit: the limit follows each request's
  * own time, its time less the upstream's, and by Little's law the completion rate times that budget is the number of
  * requests in their own time at once, not of requests in flight. Counting those that wait on the upstream against

@@ -1,20 +1,20 @@
 /**
  * `WORKERS` server processes sharing one port, by default one per CPU the process may use (node:cluster starts them;
- * the primary reserves the port and each worker listens on it with sockets of its own, src/http/SharedPort.ts). Each worker is a whole server with its own pools,
- * caches and ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided
- * (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers, starts a worker again when one
- * dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to
- * one process, so without `DATABASE_URL` the service always runs as one process. The local
+ * the primary reserves the port and each worker listens on it with sockets of its own, src/server/SharedPort.ts). Each
+ * worker is a whole server with its own pools, caches and ledger leases; only PostgreSQL is shared, where every rule
+ * that must be exact is decided (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers,
+ * starts a worker again when one dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The
+ * embedded database belongs to one process, so without `DATABASE_URL` the service always runs as one process. The local
  * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
  * every other.
  */
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
 import { Effect, Option } from "effect"
-import { ListenAddressConfig } from "./config/AppConfig.js"
-import { availableCpus } from "./config/CpuLimit.js"
-import { isListeningMessage, reservePort, type SharedAddress, workerEnv } from "./http/SharedPort.js"
-import { serveInstanceMetrics } from "./telemetry/InstanceMetrics.js"
+import { ListenAddressConfig } from "../config/AppConfig.js"
+import { availableCpus } from "../config/CpuLimit.js"
+import { isListeningMessage, reservePort, type SharedAddress, workerEnv } from "./SharedPort.js"
+import { serveInstanceMetrics } from "../telemetry/InstanceMetrics.js"
 
 /**
  * The processes to run: `WORKERS` (1 to 256), or the CPUs the process may use (its container's CPU limit where set,
@@ -103,7 +103,7 @@ const superviseWorkers = (count: number, shared: SharedAddress | undefined): voi
     if (workers.length === 0) process.exit(failure ?? 0)
     for (const worker of workers) worker?.process.kill(signal)
   }
-  // Each worker drains on the signal (src/http/Drain.ts); the primary exits once they all have.
+  // Each worker drains on the signal (src/server/Drain.ts); the primary exits once they all have.
   const forward = (signal: NodeJS.Signals) => {
     if (!stopping) console.error(`shutdown: ${signal}; forwarding it to ${Object.keys(cluster.workers ?? {}).length} workers`)
     stop(signal)

@@ -2,28 +2,29 @@
  * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the framework.
  * When a process is offered more runs than it can serve, the surplus queues (in the process, then in the socket before
  * the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the requests to
- * those routes the process is serving and holds those using it (not waiting on the upstream model: UpstreamWaits.ts)
- * under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per request against a budget, so it
- * shrinks once the process is queueing), and all of them under `maxInFlight`; past either, or while the event loop lags
- * more than `maxLagMs`, a new request is answered at once, before any parsing or database work: `503
- * no_route_available` with `Retry-After` (no route can take the run now; nothing was stored, so nothing is charged),
- * `x-request-id`, `Server-Timing` and CORS headers like any answer. A request is counted, and decided, only once its
- * body has been read (`shedOnceRead`, `takeOnceRead`; its credential and scope were checked from the headers before),
- * so slow uploads, which must finish within `REQUEST_BODY_TIMEOUT_MS` (BodyDeadline.ts), hold no place meanwhile
- * (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs the service
- * takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
+ * those routes the process is serving and holds those using it (not waiting on the upstream model:
+ * providers/UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per
+ * request against a budget, so it shrinks once the process is queueing), and all of them under `maxInFlight`; past
+ * either, or while the event loop lags more than `maxLagMs`, a new request is answered at once, before any parsing or
+ * database work: `503 no_route_available` with `Retry-After` (no route can take the run now; nothing was stored, so
+ * nothing is charged), `x-request-id`, `Server-Timing` and CORS headers like any answer. A request is counted, and
+ * decided, only once its body has been read (`shedOnceRead`, `takeOnceRead`; its credential and scope were checked from
+ * the headers before), so slow uploads, which must finish within `REQUEST_BODY_TIMEOUT_MS` (BodyDeadline.ts), hold no
+ * place meanwhile (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs
+ * the service takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
  * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
  * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`) is counted in
- * `arbiter_http_shed_total` and as a shed run here, and answered (with `Retry-After` and `Server-Timing`), counted
- * and logged by the API like its other refusals.
+ * `arbiter_http_shed_total` and as a shed run here, and answered (with `Retry-After` and `Server-Timing`), counted and
+ * logged by the API like its other refusals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import type { Cors } from "./Cors.js"
+import type { Cors } from "../http/Cors.js"
 import { count, httpRequestSeconds, httpRequests, labels, record, runs, shedRequests } from "../telemetry/Metrics.js"
 import { AdaptiveLimit, DefaultLimitOptions } from "./ConcurrencyLimit.js"
-import { requestIdFor } from "./RequestId.js"
-import { serverTimingValue } from "./ServerTiming.js"
-import { waitingOnUpstream } from "./UpstreamWaits.js"
+import { requestIdFor } from "../http/RequestId.js"
+import { serverTimingValue } from "../http/ServerTiming.js"
+import { deferUntilRead, ShedMessage, ShedRetryAfterSeconds } from "../http/ShedOnceRead.js"
+import { waitingOnUpstream } from "../providers/UpstreamWaits.js"
 
 /** The routes whose requests may be shed (method and exact path). */
 const Shedable = new Set(["POST /v1/runs", "POST /v1/router/select"])
@@ -106,14 +107,6 @@ class LoopUtilization {
   }
 }
 
-/** The message of a shed request. */
-export const ShedMessage =
-  "the service is at capacity and could not take the run now; nothing was stored or charged: retry after the " +
-  "Retry-After seconds with a new idempotency key"
-
-/** Seconds a shed client is told to wait. */
-export const ShedRetryAfterSeconds = 1
-
 const UpstreamTiming = /upstream;dur=([0-9.]+)/
 
 /** The time a request spent waiting for the upstream model, from its `Server-Timing` (0 when it has none). */
@@ -158,26 +151,6 @@ const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Co
   })
   response.end(body)
   request.resume()
-}
-
-/**
- * The requests to a shedable route whose body is still arriving, with what the guard does once it has: a request is
- * counted (or shed) only from the moment its body has been read, so a slow upload holds no place meanwhile
- * (decisions.md, Precise rules, "Slow clients"; the body's own deadline is BodyDeadline.ts).
- */
-const awaitingBody = new WeakMap<IncomingMessage, (answerHere: boolean) => boolean>()
-
-/**
- * Called by the reader of a shedable route's body once it has been read: true when the guard takes the request (it
- * is counted until its response closes), false when it is shed. With `answerHere` the guard answers a shed request
- * itself (`503 no_route_available`, as at once); otherwise the caller answers it through the API
- * (`NoRouteAvailable` with `Retry-After: ShedRetryAfterSeconds`). A request no guard waits on is taken.
- */
-export const takeOnceRead = (request: IncomingMessage, answerHere: boolean): boolean => {
-  const take = awaitingBody.get(request)
-  if (take === undefined) return true
-  awaitingBody.delete(request)
-  return take(answerHere)
 }
 
 /** A running guard. */
@@ -252,7 +225,7 @@ export const startOverloadGuard = (
       const key = shedableKey(request)
       if (key === undefined) return false
       if (!carriesBody(request)) return shed(request, response)
-      awaitingBody.set(request, (answerHere) => {
+      deferUntilRead(request, (answerHere) => {
         if (answerHere) return !shed(request, response)
         const lagging = decide(response)
         if (lagging === undefined) return true
@@ -284,7 +257,7 @@ const decider = (
   const now = performance.now()
   sampler?.asked(now)
   const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
-  // The limit holds the requests using the process, not those waiting on the upstream (UpstreamWaits.ts);
+  // The limit holds the requests using the process, not those waiting on the upstream (providers/UpstreamWaits.ts);
   // RUNS_MAX_IN_FLIGHT holds them all.
   const using = counts.inFlight - waitingOnUpstream()
   const full = options.maxInFlight > 0 && (counts.inFlight >= options.maxInFlight || using >= limit.limit)

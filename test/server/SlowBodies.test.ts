@@ -1,6 +1,6 @@
 /**
- * Slow clients (decisions.md, Precise rules, "Slow clients"; src/http/BodyDeadline.ts, src/http/Overload.ts): a body
- * must arrive within REQUEST_BODY_TIMEOUT_MS of its headers, else a plain-text 408 and the connection closes; the
+ * Slow clients (decisions.md, Precise rules, "Slow clients"; src/server/BodyDeadline.ts, src/server/Overload.ts): a
+ * body must arrive within REQUEST_BODY_TIMEOUT_MS of its headers, else a plain-text 408 and the connection closes; the
  * credential and the scope are checked from the headers before the body is read; the overload guard counts a run or
  * selection only once its body has been read. So more slow uploads than the guard's places, with a key lacking the
  * scope or holding it, on the direct route and through the API, leave another organization's runs served; nothing
@@ -10,9 +10,9 @@ import { connect, type Socket } from "node:net"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { DirectRoutes } from "../../src/http/DirectRoutes.js"
-import { ServerAddress } from "../../src/http/Listen.js"
-import { ShedMessage } from "../../src/http/Overload.js"
+import { DirectRoutes } from "../../src/server/DirectRoutes.js"
+import { ServerAddress } from "../../src/server/Listen.js"
+import { ShedMessage } from "../../src/http/ShedOnceRead.js"
 import { call, codeOf } from "../support/Api.js"
 import { assertMoneyInvariants, grantCredit } from "../support/Invariants.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"

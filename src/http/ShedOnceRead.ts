@@ -1,0 +1,37 @@
+/**
+ * The overload guard's decision on a request to a shedable route, deferred until its body has been read: the guard
+ * (src/server/Overload.ts) registers the decision when the request arrives (`deferUntilRead`), and the reader of the
+ * body takes it once the body is in (`takeOnceRead`: the API's request shape, RequestShape.ts, or the route beside the
+ * router, src/server/CreateRunRoute.ts). A slow upload thus holds no place meanwhile (decisions.md, Precise rules,
+ * "Slow clients"). The shed answer's message and `Retry-After` are the same whoever writes it.
+ */
+import type { IncomingMessage } from "node:http"
+
+/** The message of a shed request. */
+export const ShedMessage =
+  "the service is at capacity and could not take the run now; nothing was stored or charged: retry after the " +
+  "Retry-After seconds with a new idempotency key"
+
+/** Seconds a shed client is told to wait. */
+export const ShedRetryAfterSeconds = 1
+
+/** The requests to a shedable route whose body is still arriving, with what the guard does once it has. */
+const awaitingBody = new WeakMap<IncomingMessage, (answerHere: boolean) => boolean>()
+
+/** The guard's decision on `request`, taken once its body has been read (true: taken; false: shed). */
+export const deferUntilRead = (request: IncomingMessage, take: (answerHere: boolean) => boolean): void => {
+  awaitingBody.set(request, take)
+}
+
+/**
+ * Called by the reader of a shedable route's body once it has been read: true when the guard takes the request (it
+ * is counted until its response closes), false when it is shed. With `answerHere` the guard answers a shed request
+ * itself (`503 no_route_available`, as at once); otherwise the caller answers it through the API
+ * (`NoRouteAvailable` with `Retry-After: ShedRetryAfterSeconds`). A request no guard waits on is taken.
+ */
+export const takeOnceRead = (request: IncomingMessage, answerHere: boolean): boolean => {
+  const take = awaitingBody.get(request)
+  if (take === undefined) return true
+  awaitingBody.delete(request)
+  return take(answerHere)
+}
