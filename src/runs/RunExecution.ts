@@ -143,7 +143,10 @@ const readAll = (services: RunServices, context: RunContext, run: AdmittedRun) =
       maxOutputTokens: spec.maxOutputTokens,
       onCalls: (calls) => early.add(ledgerCalls(services, run.pending.id, calls)),
       beforeReads: early.flush
-    }).pipe(Effect.ensuring(Effect.andThen(Effect.sync(leaveUpstream), early.stop)))
+    }).pipe(Effect.onExit(() => {
+      leaveUpstream()
+      return early.stop
+    }))
   }).pipe((reading) => timed((ms) => context.timing.upstreamMs = ms, reading))
 }
 
@@ -163,27 +166,28 @@ const readAndSettle = (services: RunServices, context: RunContext, run: Admitted
 }
 
 /** The work of a run: admission, then the reads and settlement. */
-const work = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> => {
-  const { organizationId, spec } = context.request
-  const admitting = services.ledger.admit({
-    organizationId,
-    origin: context.request.origin,
-    idempotencyKey: context.request.idempotencyKey,
-    kind: spec.kind,
-    inputDigest: spec.inputDigest,
-    holdMicros: SPEND_CEILING_MICROS,
-    holdTokens: spec.holdTokens,
-    deadline: context.deadline,
-    keyId: context.request.keyId
-  }).pipe(
-    withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": organizationId } }),
-    (admitting) => timed((ms) => context.timing.admitMs = ms, admitting)
-  )
-  return Effect.flatMap(admitting, (outcome) =>
-    outcome._tag === "Replayed"
-      ? Effect.succeed({ row: outcome.run, replayed: true })
-      : readAndSettle(services, context, outcome.run))
-}
+const work = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
+  Effect.suspend(() => {
+    const { organizationId, spec } = context.request
+    const admitting = services.ledger.admit({
+      organizationId,
+      origin: context.request.origin,
+      idempotencyKey: context.request.idempotencyKey,
+      kind: spec.kind,
+      inputDigest: spec.inputDigest,
+      holdMicros: SPEND_CEILING_MICROS,
+      holdTokens: spec.holdTokens,
+      deadline: context.deadline,
+      keyId: context.request.keyId
+    }).pipe(
+      withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": organizationId } }),
+      (admitting) => timed((ms) => context.timing.admitMs = ms, admitting)
+    )
+    return Effect.flatMap(admitting, (outcome) =>
+      outcome._tag === "Replayed"
+        ? Effect.succeed({ row: outcome.run, replayed: true })
+        : readAndSettle(services, context, outcome.run))
+  })
 
 /**
  * The deadline's answer: once the deadline and its grace passed, `deadline_exceeded`, after the settlement (if one
@@ -239,11 +243,12 @@ const callerAnswer = (work: Fiber.Fiber<RunOutcome, WorkError>, context: RunCont
  * grace passed first (the work then stores that failure).
  */
 export const startRun = (services: RunServices, context: RunContext): Effect.Effect<StartedRun> =>
-  Effect.map(Effect.forkDetach(work(services, context), { startImmediately: true }), (fiber) => ({
-    work: fiber,
-    answer: callerAnswer(fiber, context)
-  }))
+  Effect.map(forkWork(services, context), (fiber) => ({ work: fiber, answer: callerAnswer(fiber, context) }))
+
+/** The work of a run in a fiber of its own, detached from the caller's, started at once. */
+const forkWork = (services: RunServices, context: RunContext) =>
+  Effect.forkDetach(work(services, context), { startImmediately: true })
 
 /** A run against its deadline: its outcome, or `deadline_exceeded` once the deadline passed (see `startRun`). */
 export const executeRun = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.flatMap(startRun(services, context), (started) => started.answer)
+  Effect.flatMap(forkWork(services, context), (fiber) => callerAnswer(fiber, context))
