@@ -49,7 +49,10 @@ export interface DecisionOptions {
   readonly maxOutputTokens?: number | undefined
   /** Told of each call as soon as it ends (so answered calls can be recorded before settlement). */
   readonly onCalls?: ((calls: ReadonlyArray<IndexedCall>) => void) | undefined
-  /** Run as a question's reads are about to start; they start once it ends (answered calls stored first). */
+  /**
+   * Run as a question's reads are about to start, once a call of the run was reported; they start once it ends
+   * (answered calls stored first).
+   */
   readonly beforeReads?: Effect.Effect<void> | undefined
 }
 
@@ -217,8 +220,11 @@ const ask = (progress: Progress, question: PlannedQuestion): Effect.Effect<void>
       progress.skipped.set(question.id, skip)
       return Effect.void
     }
+    // Before any call was reported there is nothing for `beforeReads` to wait on.
     const { beforeReads } = progress.options
-    return beforeReads === undefined ? readDraws(progress, question) : Effect.andThen(beforeReads, readDraws(progress, question))
+    return beforeReads === undefined || progress.calls.length === 0
+      ? readDraws(progress, question)
+      : Effect.andThen(beforeReads, readDraws(progress, question))
   })
 
 /** A question's draws, read at once and averaged into its answer. */

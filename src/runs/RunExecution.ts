@@ -95,12 +95,13 @@ interface Finished {
 
 /** How long `effect` takes, in ms, handed to `mark` however it ends. */
 const timed = <A, E>(mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    return Effect.onExit(effect, () => {
-      mark(performance.now() - started)
-      return Effect.void
-    })
+  Effect.suspend(() => timedFrom(performance.now(), mark, effect))
+
+/** How long `effect` takes from `started` (`performance.now()`, in a step already under way), handed to `mark`. */
+const timedFrom = <A, E>(started: number, mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.onExit(effect, () => {
+    mark(performance.now() - started)
+    return Effect.void
   })
 
 /** The run's answer once its settlement committed: what was stored, or the failure the caller is to be told. */
@@ -131,6 +132,7 @@ const settle = (services: RunServices, context: RunContext, run: AdmittedRun, fi
 const readAll = (services: RunServices, context: RunContext, run: AdmittedRun) => {
   const { organizationId, spec } = context.request
   return Effect.suspend(() => {
+    const started = performance.now()
     const early = services.recorder.forRun(organizationId)
     enterUpstream()
     return executeDecision(services.provider, spec.plan!, {
@@ -144,10 +146,11 @@ const readAll = (services: RunServices, context: RunContext, run: AdmittedRun) =
       onCalls: (calls) => early.add(ledgerCalls(services, run.pending.id, calls)),
       beforeReads: early.flush
     }).pipe(Effect.onExit(() => {
+      context.timing.upstreamMs = performance.now() - started
       leaveUpstream()
       return early.stop
     }))
-  }).pipe((reading) => timed((ms) => context.timing.upstreamMs = ms, reading))
+  })
 }
 
 /** No route serves a run without a plan (verdict runs): it is settled `pending` and refused. */
@@ -168,6 +171,7 @@ const readAndSettle = (services: RunServices, context: RunContext, run: Admitted
 /** The work of a run: admission, then the reads and settlement. */
 const work = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
   Effect.suspend(() => {
+    const started = performance.now()
     const { organizationId, spec } = context.request
     const admitting = services.ledger.admit({
       organizationId,
@@ -181,7 +185,7 @@ const work = (services: RunServices, context: RunContext): Effect.Effect<RunOutc
       keyId: context.request.keyId
     }).pipe(
       withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": organizationId } }),
-      (admitting) => timed((ms) => context.timing.admitMs = ms, admitting)
+      (admitting) => timedFrom(started, (ms) => context.timing.admitMs = ms, admitting)
     )
     return Effect.flatMap(admitting, (outcome) =>
       outcome._tag === "Replayed"
