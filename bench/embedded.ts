@@ -9,22 +9,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { letterRequest } from "../src/providers/LetterReadout.js"
 import { ServerNodeFlags } from "../src/server/Workers.js"
 import { seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad } from "./support/Load.js"
-import { RefundQuestion, runRequests, Ticket } from "./support/RunRequests.js"
+import { chatBody, runRequests } from "./support/RunRequests.js"
 import { startNode } from "./support/Processes.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const chatBody = JSON.stringify(letterRequest("bench", {
-  state: Ticket,
-  context: [],
-  instructions: RefundQuestion,
-  type: "noul",
-  options: [{ name: "yes", description: null }, { name: "no", description: null }],
-  thinkTokens: 0
-}, null))
 const chatRequest = () => ({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: chatBody })
 const fmt = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : "-")
 

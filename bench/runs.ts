@@ -12,23 +12,14 @@
  */
 import { spawnSync } from "node:child_process"
 import pg from "pg"
-import { letterRequest } from "../src/providers/LetterReadout.js"
 import { ServerNodeFlags } from "../src/server/Workers.js"
 import { createBenchDatabase } from "./support/BenchDatabase.js"
 import { type BenchOrganization, seedHistory, seedOrganizations } from "./support/BenchSeed.js"
 import { runLoad, runOpenLoop, type LoadResult } from "./support/Load.js"
-import { RefundQuestion, runBody, runRequests, Ticket } from "./support/RunRequests.js"
+import { chatBody, runBody, runRequests } from "./support/RunRequests.js"
 import { benchServiceEnv, cpuMillisOfCommand, cpuMillisOfTree, freePort, startNode } from "./support/Processes.js"
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const chatBody = JSON.stringify(letterRequest("bench", {
-  state: Ticket,
-  context: [],
-  instructions: RefundQuestion,
-  type: "noul",
-  options: [{ name: "yes", description: null }, { name: "no", description: null }],
-  thinkTokens: 0
-}, null))
 
 const runRequest = (organizations: ReadonlyArray<BenchOrganization>) => runRequests(organizations, "bench")
 const chatRequest = () => ({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: chatBody })

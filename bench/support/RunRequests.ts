@@ -2,6 +2,7 @@
  * The decision run the benchmarks send: one `noul` question about a ~1.2 KB support ticket, as `POST /v1/runs` from
  * one of the seeded organizations in turn, each request with an idempotency key of its own.
  */
+import { letterRequest } from "../../src/providers/LetterReadout.js"
 import type { BenchOrganization } from "./BenchSeed.js"
 import type { LoadRequest } from "./Load.js"
 
@@ -10,6 +11,17 @@ export const Ticket = "Hello, I am writing about order 84-1192. ".repeat(30).sli
 
 /** The run's one question. */
 export const RefundQuestion = "Does the customer ask for a refund of a duplicate charge?"
+
+/** The chat-completions body the service sends the upstream for the bench's one question: sent straight to the
+ * upstream, it is the baseline a run's added latency is measured against. */
+export const chatBody = JSON.stringify(letterRequest("bench", {
+  state: Ticket,
+  context: [],
+  instructions: RefundQuestion,
+  type: "noul",
+  options: [{ name: "yes", description: null }, { name: "no", description: null }],
+  thinkTokens: 0
+}, null))
 
 /** The run's body, with `extra` fields (e.g. `deadline_ms`). */
 export const runBody = (extra: Readonly<Record<string, unknown>> = {}) =>

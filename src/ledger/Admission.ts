@@ -4,12 +4,13 @@
  * conflict, 409; credit, 402) against the position, taking back every lease's unused parts before refusing, so a run
  * is refused only when what is left, unused slices included, cannot cover it. Both ways store a run `pending` with
  * its holds with an asynchronous commit (the run's settlement, a synchronous commit, flushes it before any answer
- * depends on it; docs/ledger.md has the crash analysis).
+ * depends on it; docs/ledger.md has the crash analysis). The quota and credit rules are the quota ledger's and the
+ * credit store's (`AdmissionRules`), applied here under the lock.
  */
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import { hold, type CreditRefusal } from "./CreditStore.js"
+import type { CreditRefusal, CreditStoreService } from "./CreditStore.js"
 import type { LeaseRow } from "./Escrow.js"
 import {
   checkKey,
@@ -21,7 +22,7 @@ import {
 import { query, type Statement, transaction } from "../db/LedgerSql.js"
 import { reclaimLeases } from "./Leases.js"
 import { lockPositionAnd, type Position } from "./Position.js"
-import { reserve, type QuotaRefusal } from "./QuotaLedger.js"
+import type { QuotaLedgerService, QuotaRefusal } from "./QuotaLedger.js"
 import { runColumns, type RunOrigin, type RunRow } from "./RunRecord.js"
 
 /** A run to store `pending`: its identity, its input digest and what it holds. */
@@ -66,6 +67,12 @@ const insertExact: Statement = {
     ON CONFLICT DO NOTHING RETURNING id`
 }
 
+/** The rules admission applies under the organization's lock: the quota ledger's `reserve`, the credit store's `hold`. */
+export interface AdmissionRules {
+  readonly quota: Pick<QuotaLedgerService, "reserve">
+  readonly credit: Pick<CreditStoreService, "hold">
+}
+
 interface ExactDecision {
   readonly outcome: ExactOutcome
   readonly reclaimed: ReadonlyArray<LeaseRow>
@@ -81,6 +88,7 @@ const replayOf = (run: PendingRun, existing: RunRow | undefined): ExactOutcome |
  * meanwhile (the fast way stores runs without the organization's lock): the same body replays it, never a conflict.
  */
 const decide = (
+  rules: AdmissionRules,
   position: Position,
   key: KeyPositionRow | undefined,
   run: PendingRun,
@@ -89,12 +97,12 @@ const decide = (
   const replay = replayOf(run, existing)
   if (replay !== undefined) return replay
   const ask = { micros: run.holdMicros, tokens: run.holdTokens }
-  const quota = reserve(position, ask)
+  const quota = rules.quota.reserve(position, ask)
   if (quota !== undefined) return { _tag: "Quota", refusal: quota }
   const limit = key === undefined ? undefined : checkKey(key, ask)
   if (limit !== undefined) return { _tag: "Key", refusal: limit }
   if (existing !== undefined) return { _tag: "Conflict" }
-  const credit = hold(position, run.holdMicros)
+  const credit = rules.credit.hold(position, run.holdMicros)
   if (credit !== undefined) return { _tag: "Credit", refusal: credit }
   return undefined
 }
@@ -104,7 +112,11 @@ const decide = (
  * digest replays it; otherwise the quota, the key and the credit are checked in the contract's order, the unused
  * parts of every lease taken back once before a refusal, and the run is stored holding outside any lease.
  */
-export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactDecision, SqlError> =>
+export const admitExact = (
+  rules: AdmissionRules,
+  pool: pg.Pool,
+  run: PendingRun
+): Effect.Effect<ExactDecision, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
       // The position and the run already stored under the key, read under the organization's lock in one round trip.
@@ -121,14 +133,14 @@ export const admitExact = (pool: pg.Pool, run: PendingRun): Effect.Effect<ExactD
       if (replay !== undefined) return { outcome: replay, reclaimed: [] } satisfies ExactDecision
       // The key's lock after the organization's (every path takes them in this order).
       const key = run.keyId === null ? undefined : yield* lockKeyPosition(client, run.keyId, run.createdAt)
-      let refusal = decide(position, key, run, existing)
+      let refusal = decide(rules, position, key, run, existing)
       let reclaimed: ReadonlyArray<LeaseRow> = []
       // Unused slices can only change the organization's quota and credit, not the key's limits or the conflict.
       if (refusal !== undefined && (refusal._tag === "Quota" || refusal._tag === "Credit")) {
         reclaimed = yield* reclaimLeases(client, run.organizationId)
         if (reclaimed.length > 0) {
           ;[position, existing] = yield* read()
-          refusal = decide(position!, key, run, existing)
+          refusal = decide(rules, position!, key, run, existing)
         }
       }
       if (refusal !== undefined) return { outcome: refusal, reclaimed }

@@ -39,7 +39,7 @@ const reconcile = ({ queue }: LedgerParts, run: PendingRun, holdCredit: boolean)
 const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<AdmissionOutcome, AdmissionError> =>
   Effect.gen(function*() {
     const decision = yield* Effect.catch(
-      admitExact(parts.pools.asyncCommit, run),
+      admitExact(parts, parts.pools.asyncCommit, run),
       (error) => Effect.andThen(reconcile(parts, run, false), unavailable(error))
     )
     for (const lease of decision.reclaimed) parts.escrow.observe(lease)

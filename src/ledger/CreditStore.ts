@@ -3,8 +3,10 @@
  * lock) and its transactions (`credit_transactions`, whose amounts always sum to the balance). With billing on, a run
  * holds its spend ceiling against credit until it settles (`hold`: it must fit in what is free, Position.ts); when
  * it settles, the cost of its calls billed then is captured from the balance into the UTC day's usage transaction
- * (`captureStatement`) and what its lease slice held is released (Leases.ts). With billing off nothing is held or
- * debited. Credit is added by grants, purchases and recharges (`credit`, once per external reference).
+ * (`captureSql`) and what its lease slice held is released (Leases.ts). With billing off nothing is held or
+ * debited. Credit is added by grants, purchases and recharges (`credit`, once per external reference). The run ledger
+ * (RunLedger.ts) is built on this service: its admission applies `hold` and its settlement statement carries
+ * `captureSql`, so a run's credit is held and captured by the credit store's own rule inside the ledger's statements.
  */
 import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
@@ -26,7 +28,7 @@ export interface CreditRefusal {
  * The credit rule for a run asking `micros`, against a position read under the organization's lock: undefined when
  * billing is off or the free credit covers it, else the refusal (spec: 402 when credit cannot cover the run).
  */
-export const hold = (position: Position, micros: number): CreditRefusal | undefined =>
+const hold = (position: Position, micros: number): CreditRefusal | undefined =>
   !position.billing || creditFree(position) >= micros ? undefined : { available: creditFree(position), asked: micros }
 
 /**
@@ -34,7 +36,7 @@ export const hold = (position: Position, micros: number): CreditRefusal | undefi
  * billed now captured from its organization's balance, and the UTC day's usage transaction grows by the same amount
  * (`$3` its id, `$4` its description, `$5` the settlement's time); returns the balances after.
  */
-export const captureStatement = `
+const captureSql = `
   captured AS (
     UPDATE credit_accounts AS a SET balance_micros = a.balance_micros - d.cost
     FROM (SELECT organization_id, sum(cost) AS cost FROM moves WHERE hold_credit GROUP BY organization_id) d
@@ -51,14 +53,35 @@ export const captureStatement = `
       SET amount_micros = t.amount_micros + excluded.amount_micros, updated_at = excluded.updated_at
   )`
 
+/** A UTC day's usage transaction: its id and description. */
+export interface UsageTransaction {
+  readonly id: string
+  readonly description: string
+}
+
 /** The id and description of a UTC day's usage transaction. */
-export const usageTransaction = (now: Date) => {
+const usageTransaction = (now: Date): UsageTransaction => {
   const day = now.toISOString().slice(0, 10)
   return { id: `txn_usage_${day.replace(/-/g, "")}`, description: `Decision model usage on ${day} (UTC)` }
 }
 
 /** The credit store's operations. */
 export interface CreditStoreService {
+  /**
+   * Admission's credit rule for a run asking `micros`, against a position read under the organization's lock:
+   * undefined when billing is off or the free credit covers it, else the refusal (spec: 402). The run ledger's exact
+   * admission applies it (Admission.ts).
+   */
+  readonly hold: (position: Position, micros: number) => CreditRefusal | undefined
+  /**
+   * Settlement's credit part, a fragment of the run ledger's settlement statement over its `moves`: a run holding
+   * credit has the cost billed now captured from its organization's balance, and the UTC day's usage transaction
+   * grows by the same amount (`$3` its id, `$4` its description, `$5` the settlement's time, from
+   * `usageTransaction`); returns the balances after.
+   */
+  readonly captureSql: string
+  /** The usage transaction a settlement at `now` adds to (`captureSql`'s `$3` and `$4`). */
+  readonly usageTransaction: (now: Date) => UsageTransaction
   /** Opens the account of a new organization (inside its creation transaction). */
   readonly open: (organizationId: string) => Effect.Effect<void, DatabaseUnavailable>
   /**
@@ -93,6 +116,9 @@ export interface CreditStoreService {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return CreditStore.of({
+    hold,
+    captureSql,
+    usageTransaction,
     open: (organizationId) =>
       orUnavailable(
         sql`INSERT INTO credit_accounts (organization_id) VALUES (${organizationId}) ON CONFLICT DO NOTHING`.pipe(Effect.asVoid)

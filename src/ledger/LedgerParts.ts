@@ -9,10 +9,12 @@ import type { DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.
 import type { PgPools } from "../db/PgPool.js"
 import type { PendingRun } from "./Admission.js"
 import type { Batcher } from "./Batcher.js"
+import type { CreditStoreService } from "./CreditStore.js"
 import type { Escrow, Reservation } from "./Escrow.js"
 import type { FastOutcome, FastRequest } from "./FastAdmission.js"
 import type { LedgerHolder } from "./Holder.js"
 import type { RecentKeys } from "./KeyAccounts.js"
+import type { QuotaLedgerService } from "./QuotaLedger.js"
 import type { Refusal } from "./Refusals.js"
 import type { RunOrigin, RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
@@ -74,6 +76,10 @@ export class AfterSettlement extends Context.Service<
 
 /** What the ledger's operations share in one process. */
 export interface LedgerParts {
+  /** The quota ledger, whose rule admission applies and whose counters settlement commits to. */
+  readonly quota: QuotaLedgerService
+  /** The credit store, whose rule admission applies and whose balance settlement captures from. */
+  readonly credit: CreditStoreService
   readonly pools: PgPools["Service"]
   readonly holder: LedgerHolder["Service"]
   readonly after: AfterSettlement["Service"]

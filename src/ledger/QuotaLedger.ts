@@ -4,7 +4,9 @@
  * reservation in the month of its admission until it settles; the rule (spec, Period quotas) is that settled +
  * reserved + the run's ask stays within each limit, where reserved counts the leases' quota slices and the holds of
  * runs admitted outside any slice (`reserve`). Settling commits a run's billed spend and tokens to its month
- * (`commitStatement`); what a lease slice held is released by the lease (Leases.ts).
+ * (`settleSql`); what a lease slice held is released by the lease (Leases.ts). The run ledger (RunLedger.ts) is built
+ * on this service: its admission applies `reserve` and its settlement statement carries `settleSql`, so a run's quota
+ * is held and settled by the quota ledger's own rule inside the ledger's one-statement admission and settlement.
  */
 import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
@@ -40,7 +42,7 @@ export interface QuotaRefusal {
  * The quota's rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under the
  * organization's lock: undefined when it fits, else the first limit it would pass (spend before tokens).
  */
-export const reserve = (position: Position, ask: { readonly micros: number; readonly tokens: number }): QuotaRefusal | undefined => {
+const reserve = (position: Position, ask: { readonly micros: number; readonly tokens: number }): QuotaRefusal | undefined => {
   if (position.spendLimit !== null && position.spendSettled + position.spendEscrowed + ask.micros > position.spendLimit) {
     return { quota: "spend", limit: position.spendLimit, used: position.spendSettled, held: position.spendEscrowed, asked: ask.micros }
   }
@@ -54,7 +56,7 @@ export const reserve = (position: Position, ask: { readonly micros: number; read
  * Settlement's part (a fragment of the settlement statement, over its `moves`: one row per run with the spend and
  * tokens billed now): each month's settled counters grow by what its runs billed.
  */
-export const commitStatement = `
+const settleSql = `
   periods AS (
     INSERT INTO quota_periods AS q (organization_id, period, spend_settled_micros, tokens_settled)
     SELECT organization_id, period, sum(cost), sum(tokens) FROM moves
@@ -78,6 +80,17 @@ const readStatement: Statement = {
 
 /** The quota ledger's operations. */
 export interface QuotaLedgerService {
+  /**
+   * Admission's quota rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under
+   * the organization's lock: undefined when settled + escrowed + the ask fits every limit, else the first limit it
+   * would pass (spend before tokens). The run ledger's exact admission applies it (Admission.ts).
+   */
+  readonly reserve: (position: Position, ask: { readonly micros: number; readonly tokens: number }) => QuotaRefusal | undefined
+  /**
+   * Settlement's quota part, a fragment of the run ledger's settlement statement over its `moves` (one row per run
+   * with the spend and tokens billed now): each month's settled counters grow by what its runs billed.
+   */
+  readonly settleSql: string
   /** The limits, one month's settled counters and the holds of runs in flight that month (not the leases). */
   readonly read: (organizationId: string, period: string) => Effect.Effect<QuotaState, DatabaseUnavailable>
   /**
@@ -93,6 +106,8 @@ export interface QuotaLedgerService {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return QuotaLedger.of({
+    reserve,
+    settleSql,
     read: (organizationId, period) =>
       orUnavailable(Effect.map(
         sql.unsafe<{

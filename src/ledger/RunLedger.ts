@@ -1,8 +1,8 @@
 /**
- * The money of runs (decisions.md, Precise rules; docs/ledger.md): `admit` holds a run's spend ceiling and token
- * reservation against the period quota (QuotaLedger) and, with billing on, against credit (CreditStore) before the
- * model is called; `settle` bills its calls, captures their cost and releases the rest, in the run's one synchronous
- * commit; `sweep` (Sweeper.ts) settles the runs of processes that died. Admission takes from this process's leased
+ * The money of runs (decisions.md, Precise rules; docs/ledger.md), built on the quota ledger and the credit store:
+ * `admit` holds a run's spend ceiling and token reservation against the period quota (`QuotaLedger.reserve`) and, with
+ * billing on, against credit (`CreditStore.hold`) before the model is called; `settle` bills its calls, captures their cost and releases the rest, in the run's one synchronous
+ * commit (one statement carrying `QuotaLedger.settleSql` and `CreditStore.captureSql`); `sweep` (Sweeper.ts) settles the runs of processes that died. Admission takes from this process's leased
  * slices in memory (Escrow) and stores the run with an asynchronous commit, PostgreSQL re-checking the slice; a run
  * no slice covers is admitted the exact way under the organization's lock. Slices are topped up in the background
  * from the organization's recent rate, returned when idle and on shutdown (Slices.ts), and come back on their own
@@ -14,6 +14,7 @@ import { PgPools } from "../db/PgPool.js"
 import { Lifecycle } from "../health/Lifecycle.js"
 import { admitWith } from "./AdmissionFlow.js"
 import { LedgerBatches, makeBatcher } from "./Batcher.js"
+import { CreditStore } from "./CreditStore.js"
 import { Escrow } from "./Escrow.js"
 import { type FastRequest, storeFast } from "./FastAdmission.js"
 import { LedgerHolder } from "./Holder.js"
@@ -28,7 +29,8 @@ import {
   type SettlementResult,
   settlementIdentity
 } from "./LedgerParts.js"
-import type { RunEnd, SettlementInput } from "./Settlement.js"
+import { QuotaLedger } from "./QuotaLedger.js"
+import { type RunEnd, type SettlementInput, settlementWith } from "./Settlement.js"
 import { makeSettlementQueue, type Settled, type SettlementTicket } from "./SettlementQueue.js"
 import { returnLeasesWhenIdle } from "./Slices.js"
 import { addGaugeSampler, labels, ledgerSettlementsWaiting, record } from "../telemetry/Metrics.js"
@@ -88,6 +90,8 @@ const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["se
 const make = Effect.gen(function*() {
   const pools = yield* PgPools
   const holder = yield* LedgerHolder
+  const quota = yield* QuotaLedger
+  const credit = yield* CreditStore
   // One organization's runs per batch where a distributed PostgreSQL routes each transaction by organization.
   const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
   const admissionBatches = { ...LedgerBatches, groupOf: byOrganization ? (request: FastRequest) => request.run.organizationId : undefined }
@@ -114,13 +118,15 @@ const make = Effect.gen(function*() {
   const fastBatcher = yield* batcherOf(false)
   const keyedBatcher = yield* batcherOf(true)
   const parts: LedgerParts = {
+    quota,
+    credit,
     pools,
     holder,
     after: yield* AfterSettlement,
     fork: Effect.runForkWith(services),
     escrow,
     limitedKeys: new RecentKeys(LimitedKeyMemoryMs),
-    queue: makeSettlementQueue(pools.main, settlementBatches, services),
+    queue: makeSettlementQueue(pools.main, settlementBatches, services, settlementWith(quota, credit)),
     fastBatcher,
     keyedBatcher
   }
@@ -164,6 +170,9 @@ const settleBeforeStopping = (queue: LedgerParts["queue"]) =>
 
 /** The run ledger. */
 export class RunLedger extends Context.Service<RunLedger, RunLedgerService>()("RunLedger") {
-  /** The ledger over the raw pools, this process's holder and what follows settlements. */
+  /**
+   * The ledger over the quota ledger and the credit store (whose rules and statement parts it applies), the raw
+   * pools, this process's holder and what follows settlements.
+   */
   static readonly layer = Layer.effect(RunLedger, make)
 }

@@ -4,19 +4,20 @@
  * the ledger: each call is billed exactly once, when a settlement first stores it or finds it stored unbilled (a
  * call recorded while its run was reading, or by a sweeper), so a retried, repeated or late settlement bills nothing
  * twice and misses nothing. Per run, in one statement: its calls stored, its billed cost captured from credit
- * (CreditStore) and committed to its month's quota (QuotaLedger), its holds released once (from its lease, or from
+ * (the credit store's `captureSql`) and committed to its month's quota (the quota ledger's `settleSql`), both parts of
+ * the one statement built from those services (`settlementWith`), its holds released once (from its lease, or from
  * the organization's escrow when it was admitted outside a lease), its final state written while it still held or
  * was still `pending`. A run whose `pending` row an asynchronous commit lost (a PostgreSQL crash) is stored again.
  */
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
-import { captureStatement, usageTransaction } from "./CreditStore.js"
+import type { CreditStoreService } from "./CreditStore.js"
 import type { LeaseRow } from "./Escrow.js"
 import type { Statement } from "../db/LedgerSql.js"
 import { inOneTransaction } from "../db/OneRoundTrip.js"
 import { settleOnKeysStatement } from "./KeyAccounts.js"
-import { commitStatement } from "./QuotaLedger.js"
+import type { QuotaLedgerService } from "./QuotaLedger.js"
 import { type LedgerCall, ledgerRows, type RunOrigin } from "./RunRecord.js"
 
 /** How a run ended, as it is to be stored. */
@@ -88,9 +89,8 @@ const final = (column: string, value: string) =>
 // hashed sequential scans of `runs` instead, several times slower than the index. That holds for the final UPDATE
 // of the runs too: joined only to the batch, its plan on a young table is a sequential scan of `runs` that takes
 // most of the statement's time for a batch of one run (docs/ledger.md).
-const settleStatement: Statement = {
-  name: "ledger_settle",
-  text: `WITH input AS (
+// The settlement statement around its quota and credit parts (`settleStatementOf`).
+const settleHead = `WITH input AS (
       SELECT * FROM json_to_recordset($1::json) AS i(id uuid, org text, state text, output json, output_digest text,
         error_code text, error_message text, recreate boolean, origin text, key text, kind text, digest text,
         period date, hold_credit boolean, created_at timestamptz, deadline_at timestamptz, holder text, key_id text)
@@ -187,11 +187,9 @@ const settleStatement: Statement = {
       JOIN lease_locks k ON k.id = d.lease_id
       WHERE l.id = d.lease_id
       RETURNING ${leaseColumns}
-    ),
-    ${commitStatement},
-    ${settleOnKeysStatement},
-    ${captureStatement}
-    SELECT (SELECT json_agg(id) FROM settled) AS settled, (SELECT json_agg(id) FROM recreated) AS recreated,
+    ),`
+
+const settleTail = `    SELECT (SELECT json_agg(id) FROM settled) AS settled, (SELECT json_agg(id) FROM recreated) AS recreated,
       (SELECT json_agg(released) FROM released) AS leases,
       (SELECT json_agg(json_build_object('organization_id', c.organization_id, 'balance_micros', c.balance_micros,
           'recharge_due', COALESCE(o.billing_enabled AND s.auto_recharge_enabled AND s.recharge_armed
@@ -202,7 +200,16 @@ const settleStatement: Statement = {
         JOIN organizations o ON o.id = c.organization_id AND o.id = ANY (ARRAY(SELECT organization_id FROM captured))
         LEFT JOIN billing_settings s ON s.organization_id = c.organization_id
           AND s.organization_id = ANY (ARRAY(SELECT organization_id FROM captured))) AS accounts`
-}
+
+/** The settlement statement, with the quota ledger's and the credit store's parts. */
+const settleStatementOf = (quotaPart: string, creditPart: string): Statement => ({
+  name: "ledger_settle",
+  text: `${settleHead}
+    ${quotaPart},
+    ${settleOnKeysStatement},
+    ${creditPart}
+${settleTail}`
+})
 
 const inputRow = (input: SettlementInput) => ({
   id: input.id,
@@ -233,31 +240,41 @@ interface SettledRow {
   readonly accounts: BatchResult["accounts"] | null
 }
 
+/** Settles a batch of runs in one transaction on `pool`. */
+export type SettleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>) => Effect.Effect<BatchResult, SqlError>
+
 /**
- * Settles a batch in one transaction on `pool` (the main pool: its commit is synchronous): the accounts' locks and the
- * settlement statement, in one round trip (OneRoundTrip.ts).
+ * Settlement over the quota ledger and the credit store: its statement carries their parts (built once here), and a
+ * batch settles in one transaction on `pool` (the main pool: its commit is synchronous), the accounts' locks and the
+ * settlement statement in one round trip (OneRoundTrip.ts).
  */
-export const settleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>): Effect.Effect<BatchResult, SqlError> =>
-  Effect.suspend(() => {
-    const now = new Date()
-    const usage = usageTransaction(now)
-    const organizations = [...new Set(batch.map((input) => input.organizationId))].sort()
-    const keys = [...new Set(batch.flatMap((input) => (input.keyId === null ? [] : [input.keyId])))]
-    const runs = JSON.stringify(batch.map(inputRow))
-    const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
-    return Effect.map(
-      inOneTransaction(pool, [
-        { statement: lockAccounts, values: [organizations, keys] },
-        { statement: settleStatement, values: [runs, calls, usage.id, usage.description, now.toISOString()] }
-      ]),
-      ([, rows]) => {
-        const row = rows?.[0] as SettledRow | undefined
-        return {
-          settled: new Set([...(row?.settled ?? []), ...(row?.recreated ?? [])]),
-          leases: row?.leases ?? [],
-          accounts: row?.accounts ?? [],
-          settledAt: now
+export const settlementWith = (
+  quota: Pick<QuotaLedgerService, "settleSql">,
+  credit: Pick<CreditStoreService, "captureSql" | "usageTransaction">
+): SettleBatch => {
+  const settleStatement = settleStatementOf(quota.settleSql, credit.captureSql)
+  return (pool, batch) =>
+    Effect.suspend(() => {
+      const now = new Date()
+      const usage = credit.usageTransaction(now)
+      const organizations = [...new Set(batch.map((input) => input.organizationId))].sort()
+      const keys = [...new Set(batch.flatMap((input) => (input.keyId === null ? [] : [input.keyId])))]
+      const runs = JSON.stringify(batch.map(inputRow))
+      const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
+      return Effect.map(
+        inOneTransaction(pool, [
+          { statement: lockAccounts, values: [organizations, keys] },
+          { statement: settleStatement, values: [runs, calls, usage.id, usage.description, now.toISOString()] }
+        ]),
+        ([, rows]) => {
+          const row = rows?.[0] as SettledRow | undefined
+          return {
+            settled: new Set([...(row?.settled ?? []), ...(row?.recreated ?? [])]),
+            leases: row?.leases ?? [],
+            accounts: row?.accounts ?? [],
+            settledAt: now
+          }
         }
-      }
-    )
-  })
+      )
+    })
+}

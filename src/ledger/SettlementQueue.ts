@@ -17,11 +17,11 @@ import { isDataError } from "../db/Unavailable.js"
 import { count, labels, ledgerRefusedSettlements, ledgerSettlementRetries } from "../telemetry/Metrics.js"
 import type { BatchOptions } from "./Batcher.js"
 import { type Completion, makeCompletion } from "./Completion.js"
-import { type BatchResult, type RunEnd, settleBatch, type SettlementInput } from "./Settlement.js"
+import type { BatchResult, RunEnd, SettleBatch, SettlementInput } from "./Settlement.js"
 import { countSettledRun } from "../telemetry/SpendMetrics.js"
 
-/** Settles a batch in one transaction (`settleBatch`; a test may stand in its own). */
-export type SettleBatch = (pool: pg.Pool, batch: ReadonlyArray<SettlementInput>) => Effect.Effect<BatchResult, SqlError>
+/** Settles a batch in one transaction (Settlement.ts `settlementWith`; a test may stand in its own). */
+export type { SettleBatch }
 
 /** What became of one run's settlement. */
 export interface Settled {
@@ -255,7 +255,7 @@ export const makeSettlementQueue = (
   pool: pg.Pool,
   options: BatchOptions<SettlementInput>,
   services: Context.Context<never>,
-  settle: SettleBatch = settleBatch
+  settle: SettleBatch
 ): SettlementQueue => {
   const queue = new Queue(pool, options, services, settle)
   return {

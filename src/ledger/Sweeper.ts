@@ -10,10 +10,12 @@
 import { Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
+import { CreditStore } from "./CreditStore.js"
 import { LedgerHolder } from "./Holder.js"
 import { query, type Statement } from "../db/LedgerSql.js"
 import { returnLeases } from "./Leases.js"
-import { settleBatch, type SettlementInput } from "./Settlement.js"
+import { QuotaLedger } from "./QuotaLedger.js"
+import { type SettlementInput, settlementWith } from "./Settlement.js"
 
 /** How long after its deadline a run admitted before holders existed is taken for abandoned. */
 export const AbandonedAfterSeconds = 60
@@ -101,6 +103,7 @@ const organizationsOf = (runs: ReadonlyArray<HeldRun>): ReadonlyArray<ReadonlyAr
 export const sweepOnce = Effect.gen(function*() {
   const { main } = yield* PgPools
   const holder = yield* LedgerHolder
+  const settleBatch = settlementWith(yield* QuotaLedger, yield* CreditStore)
   const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
   let swept = 0
   const settle = (runs: ReadonlyArray<HeldRun>) =>

@@ -133,6 +133,11 @@ const make = Effect.gen(function*() {
 
 /** The runs service. */
 export class Runs extends Context.Service<Runs, RunsService>()("Runs") {
-  /** Runs over the ledger, the model provider and the runs table. */
-  static readonly layer = Layer.effect(Runs, make)
+  /**
+   * Runs over the quota ledger and the credit store (through the run ledger built on them: RunLedger.ts), the model
+   * provider and the runs table. The run ledger and the call recorder are provided here, so what the service needs
+   * names the quota ledger and the credit store themselves; layers are shared by reference, so the ledger provided
+   * here is the one every other user of `RunLedger` in the process sees (Services.ts).
+   */
+  static readonly layer = Layer.effect(Runs, make).pipe(Layer.provide(Layer.mergeAll(RunLedger.layer, CallRecorder.layer)))
 }

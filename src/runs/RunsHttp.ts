@@ -1,10 +1,11 @@
 /** Handlers of the runs group. */
-import { Effect, Option, Result } from "effect"
+import { Effect, Layer, Option, Result } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../schema/Api.js"
 import { Actor } from "../../schema/Auth.js"
 import { InvalidBody } from "../../schema/Errors.js"
+import { AuthenticationLive } from "../auth/Authenticate.js"
 import { withRetryAfter } from "../http/RetryAfter.js"
 import { startServerTiming } from "../http/ServerTiming.js"
 import { Runs } from "./Runs.js"
@@ -46,8 +47,8 @@ const eventStream = (run: unknown) =>
     headers: { "cache-control": "no-store" }
   })
 
-/** The runs group's handlers. */
-export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
+/** The runs group's handlers, over the runs service. */
+const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
   Effect.gen(function*() {
     const runs = yield* Runs
     return handlers
@@ -69,3 +70,12 @@ export const RunsHttp = HttpApiBuilder.group(Api, "runs", (handlers) =>
       .handle("stream", ({ params }) =>
         Effect.flatMap(Actor, (actor) => Effect.map(runs.get(actor.organizationId, params.run_id), eventStream)))
   }))
+
+/**
+ * The runs group, composed as the design card has it: its handlers stand on the credential verifier (the
+ * `Authentication` middleware gives them the caller), on the quota ledger and the credit store (admission holds and
+ * settlement captures through the run ledger built on them) and on the model provider (the runs service's calls).
+ * Its requirements name those four services, not the run ledger (test/runs/RunsHttpLayer.test.ts holds it); the layers
+ * provided here are the same values Server.ts and Services.ts provide, so they are built once per process.
+ */
+export const RunsHttp = RunsHandlers.pipe(Layer.provide(Runs.layer), Layer.provide(AuthenticationLive))

@@ -10,7 +10,8 @@ import { Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgPools } from "../../src/db/PgPool.js"
 import { admitExact } from "../../src/ledger/Admission.js"
-import { periodOf } from "../../src/ledger/QuotaLedger.js"
+import { CreditStore } from "../../src/ledger/CreditStore.js"
+import { periodOf, QuotaLedger } from "../../src/ledger/QuotaLedger.js"
 import { uuidFromHex, uuidv7Hex } from "../../src/ids/Ids.js"
 import { grantCredit } from "../support/Invariants.js"
 import { freshKey } from "../support/Runs.js"
@@ -23,6 +24,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { asyncCommit } = yield* PgPools
+        const rules = { quota: yield* QuotaLedger, credit: yield* CreditStore }
         const { organizationId } = yield* seedOrganization({ billing: true })
         yield* grantCredit(organizationId, 20_000)
         const key = freshKey()
@@ -48,7 +50,7 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
           END $$`)
         yield* sql.unsafe(`CREATE TRIGGER ${tag} AFTER UPDATE ON ledger_leases FOR EACH ROW
           WHEN (NEW.organization_id = '${organizationId}') EXECUTE FUNCTION ${tag}()`)
-        const decided = yield* Effect.exit(admitExact(asyncCommit, {
+        const decided = yield* Effect.exit(admitExact(rules, asyncCommit, {
           id: uuidFromHex(uuidv7Hex(Date.now())),
           organizationId,
           origin: "runs",
