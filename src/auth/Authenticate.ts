@@ -5,9 +5,9 @@
  */
 import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { Actor, Authentication } from "../../schema/Auth.js"
+import { Actor, type ActorShape, Authentication } from "../../schema/Auth.js"
 import { MissingCredentials } from "../../schema/Errors.js"
-import { CredentialVerifier } from "./CredentialVerifier.js"
+import { CredentialVerifier, type VerifyError } from "./CredentialVerifier.js"
 import { annotateSpan } from "../telemetry/Spans.js"
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined when there is none. */
@@ -24,13 +24,14 @@ export const bearerToken = (header: string | undefined): string | undefined => {
 const missing = () => new MissingCredentials({ message: "send Authorization: Bearer <API key or session token>" })
 
 /** The caller of a request with this `Authorization` header, through the credential verifier. */
-export const authenticate = (verifier: CredentialVerifier["Service"], header: string | undefined) =>
-  Effect.gen(function*() {
+export const authenticate = (
+  verifier: CredentialVerifier["Service"],
+  header: string | undefined
+): Effect.Effect<ActorShape, MissingCredentials | VerifyError> =>
+  Effect.suspend((): Effect.Effect<ActorShape, MissingCredentials | VerifyError> => {
     const token = bearerToken(header)
-    if (token === undefined) return yield* missing()
-    const actor = yield* verifier.verify(token)
-    yield* annotateSpan({ "arbiter.organization_id": actor.organizationId })
-    return actor
+    if (token === undefined) return Effect.fail(missing())
+    return Effect.tap(verifier.verify(token), (actor) => annotateSpan({ "arbiter.organization_id": actor.organizationId }))
   })
 
 /** Authentication through the credential verifier: the handler runs with the caller as its `Actor`. */

@@ -139,17 +139,24 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions
   const path = decoder(endpoint.params, options.params)
   const payload = decoder(payloadSchema(endpoint), options.payload)
   const headers = decoder(endpoint.headers, options.headers)
+  const decodeHeaders = (given: Parameters<InputDecoder>[2], decodedPayload: unknown): Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError> =>
+    headers === undefined
+      ? Effect.succeed({ payload: decodedPayload, headers: undefined })
+      : Effect.map(HttpApiError.HttpApiSchemaError.wrap("Headers", headers(given)), (decodedHeaders) => ({
+        payload: decodedPayload,
+        headers: decodedHeaders
+      }))
+  const decodeRest = (body: Effect.Effect<unknown>, given: Parameters<InputDecoder>[2]) =>
+    payload === undefined
+      ? decodeHeaders(given, undefined)
+      : Effect.flatMap(
+        HttpApiError.HttpApiSchemaError.wrap("Payload", Effect.flatMap(body, payload)),
+        (decodedPayload) => decodeHeaders(given, decodedPayload)
+      )
   return (params, body, given) =>
-    Effect.gen(function*() {
-      if (path !== undefined) yield* HttpApiError.HttpApiSchemaError.wrap("Params", path(params))
-      const decodedPayload = payload !== undefined
-        ? yield* HttpApiError.HttpApiSchemaError.wrap("Payload", Effect.flatMap(body, payload))
-        : undefined
-      const decodedHeaders = headers !== undefined
-        ? yield* HttpApiError.HttpApiSchemaError.wrap("Headers", headers(given))
-        : undefined
-      return { payload: decodedPayload, headers: decodedHeaders }
-    })
+    path === undefined
+      ? decodeRest(body, given)
+      : Effect.andThen(HttpApiError.HttpApiSchemaError.wrap("Params", path(params)), decodeRest(body, given))
 }
 
 /** An API's endpoints, and the path matchers of all of them and of those without a request shape. */

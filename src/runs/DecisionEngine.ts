@@ -49,7 +49,10 @@ export interface DecisionOptions {
   readonly maxOutputTokens?: number | undefined
   /** Told of each call as soon as it ends (so answered calls can be recorded before settlement). */
   readonly onCalls?: ((calls: ReadonlyArray<IndexedCall>) => void) | undefined
-  /** Run as a question's reads are about to start; they start once it ends (answered calls stored first). */
+  /**
+   * Run as a question's reads are about to start, once a call of the run was reported; they start once it ends
+   * (answered calls stored first).
+   */
   readonly beforeReads?: Effect.Effect<void> | undefined
 }
 
@@ -144,7 +147,8 @@ const readDraw = (
   draw: number,
   context: ReadonlyArray<ReadContext>
 ): Effect.Effect<DrawReading | null> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+  Effect.withFiber((fiber) => {
+    const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
     const { budget, calls, options } = progress
     const read: Read = {
       state: options.state,
@@ -216,8 +220,11 @@ const ask = (progress: Progress, question: PlannedQuestion): Effect.Effect<void>
       progress.skipped.set(question.id, skip)
       return Effect.void
     }
+    // Before any call was reported there is nothing for `beforeReads` to wait on.
     const { beforeReads } = progress.options
-    return beforeReads === undefined ? readDraws(progress, question) : Effect.andThen(beforeReads, readDraws(progress, question))
+    return beforeReads === undefined || progress.calls.length === 0
+      ? readDraws(progress, question)
+      : Effect.andThen(beforeReads, readDraws(progress, question))
   })
 
 /** A question's draws, read at once and averaged into its answer. */
@@ -225,7 +232,9 @@ const readDraws = (progress: Progress, question: PlannedQuestion): Effect.Effect
   Effect.suspend(() => {
     const context = contextOf(progress, question)
     const draws = Array.from({ length: progress.options.draws }, (_, draw) => readDraw(progress, question, draw, context))
-    return Effect.map(Effect.all(draws, { concurrency: draws.length }), (readings) => {
+    // One draw is read in the engine's own fiber, without the concurrent loop around it.
+    const reading = draws.length === 1 ? Effect.map(draws[0]!, (one) => [one]) : Effect.all(draws, { concurrency: draws.length })
+    return Effect.map(reading, (readings) => {
       const complete = readings.filter((item): item is DrawReading => item !== null)
       if (complete.length !== readings.length) return
       const probabilities = normalizeProbabilities(averageDraws(question.options.length, complete))
@@ -254,17 +263,24 @@ const resultOf = (progress: Progress): EngineResult => {
 }
 
 /** The stages in order, each question of a stage at most `QUESTION_CONCURRENCY` at once; none after a stop. */
-const runStages = (progress: Progress): Effect.Effect<void> =>
-  Effect.forEach(progress.plan.stages, (stage) =>
-    progress.error !== null || progress.defect !== null
-      ? Effect.void
-      : Effect.forEach(stage, (question) => ask(progress, question), {
-        // One question (or one draw, above) runs in the engine's own fiber: a fiber per item only where they overlap.
-        concurrency: Math.min(QUESTION_CONCURRENCY, stage.length),
-        discard: true
-      }), {
+const runStages = (progress: Progress): Effect.Effect<void> => {
+  const { stages } = progress.plan
+  return stages.length === 1 ? runStage(progress, stages[0]!) : Effect.forEach(stages, (stage) => runStage(progress, stage), {
     discard: true
   })
+}
+
+/** One stage: none after a stop; a lone question is asked as it is, without a loop around it. */
+const runStage = (progress: Progress, stage: ReadonlyArray<PlannedQuestion>): Effect.Effect<void> =>
+  progress.error !== null || progress.defect !== null
+    ? Effect.void
+    : stage.length === 1
+    ? ask(progress, stage[0]!)
+    : Effect.forEach(stage, (question) => ask(progress, question), {
+      // One question (or one draw, above) runs in the engine's own fiber: a fiber per item only where they overlap.
+      concurrency: Math.min(QUESTION_CONCURRENCY, stage.length),
+      discard: true
+    })
 
 /**
  * Reads every question of `plan` with `provider` and shapes the answers. Never fails: provider errors, the deadline

@@ -9,7 +9,7 @@
  * detached from the caller's (it carries the caller's services, request id, loggers and span), and the caller waits
  * for whichever comes first, its end or the deadline's timer (on the fiber's `Clock`).
  */
-import { Cause, Clock, Effect, Exit, type Fiber } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, type Fiber } from "effect"
 import { DeadlineExceeded, NoRouteAvailable } from "../../schema/Errors.js"
 import type { CallRecorderService } from "../ledger/CallRecorder.js"
 import type { AdmissionError, AdmittedRun, RunLedgerService, SettlementResult, Settling } from "../ledger/RunLedger.js"
@@ -95,9 +95,13 @@ interface Finished {
 
 /** How long `effect` takes, in ms, handed to `mark` however it ends. */
 const timed = <A, E>(mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  Effect.suspend(() => {
-    const started = performance.now()
-    return Effect.onExit(effect, () => Effect.sync(() => mark(performance.now() - started)))
+  Effect.suspend(() => timedFrom(performance.now(), mark, effect))
+
+/** How long `effect` takes from `started` (`performance.now()`, in a step already under way), handed to `mark`. */
+const timedFrom = <A, E>(started: number, mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.onExit(effect, () => {
+    mark(performance.now() - started)
+    return Effect.void
   })
 
 /** The run's answer once its settlement committed: what was stored, or the failure the caller is to be told. */
@@ -128,6 +132,7 @@ const settle = (services: RunServices, context: RunContext, run: AdmittedRun, fi
 const readAll = (services: RunServices, context: RunContext, run: AdmittedRun) => {
   const { organizationId, spec } = context.request
   return Effect.suspend(() => {
+    const started = performance.now()
     const early = services.recorder.forRun(organizationId)
     enterUpstream()
     return executeDecision(services.provider, spec.plan!, {
@@ -140,8 +145,12 @@ const readAll = (services: RunServices, context: RunContext, run: AdmittedRun) =
       maxOutputTokens: spec.maxOutputTokens,
       onCalls: (calls) => early.add(ledgerCalls(services, run.pending.id, calls)),
       beforeReads: early.flush
-    }).pipe(Effect.ensuring(Effect.andThen(Effect.sync(leaveUpstream), early.stop)))
-  }).pipe((reading) => timed((ms) => context.timing.upstreamMs = ms, reading))
+    }).pipe(Effect.onExit(() => {
+      context.timing.upstreamMs = performance.now() - started
+      leaveUpstream()
+      return early.stop
+    }))
+  })
 }
 
 /** No route serves a run without a plan (verdict runs): it is settled `pending` and refused. */
@@ -160,33 +169,36 @@ const readAndSettle = (services: RunServices, context: RunContext, run: Admitted
 }
 
 /** The work of a run: admission, then the reads and settlement. */
-const work = Effect.fnUntraced(function*(services: RunServices, context: RunContext) {
-  const { organizationId, spec } = context.request
-  const admission = {
-    organizationId,
-    origin: context.request.origin,
-    idempotencyKey: context.request.idempotencyKey,
-    kind: spec.kind,
-    inputDigest: spec.inputDigest,
-    holdMicros: SPEND_CEILING_MICROS,
-    holdTokens: spec.holdTokens,
-    deadline: context.deadline,
-    keyId: context.request.keyId
-  }
-  const outcome = yield* services.ledger.admit(admission).pipe(
-    withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": organizationId } }),
-    (admitting) => timed((ms) => context.timing.admitMs = ms, admitting)
-  )
-  if (outcome._tag === "Replayed") return { row: outcome.run, replayed: true }
-  return yield* readAndSettle(services, context, outcome.run)
-})
+const work = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    const { organizationId, spec } = context.request
+    const admitting = services.ledger.admit({
+      organizationId,
+      origin: context.request.origin,
+      idempotencyKey: context.request.idempotencyKey,
+      kind: spec.kind,
+      inputDigest: spec.inputDigest,
+      holdMicros: SPEND_CEILING_MICROS,
+      holdTokens: spec.holdTokens,
+      deadline: context.deadline,
+      keyId: context.request.keyId
+    }).pipe(
+      withTracedSpan("run.admit", { attributes: { "arbiter.organization_id": organizationId } }),
+      (admitting) => timedFrom(started, (ms) => context.timing.admitMs = ms, admitting)
+    )
+    return Effect.flatMap(admitting, (outcome) =>
+      outcome._tag === "Replayed"
+        ? Effect.succeed({ row: outcome.run, replayed: true })
+        : readAndSettle(services, context, outcome.run))
+  })
 
 /**
  * The deadline's answer: once the deadline and its grace passed, `deadline_exceeded`, after the settlement (if one
  * started) yielded to the failure; while a settlement attempt is under way it is looked at again every `RecheckMs`
  * (should it fail, the database gone, the run's end can then still be replaced).
  */
-const expiry = (context: RunContext): Effect.Effect<never, DeadlineExceeded> => {
+const expiry = (context: RunContext, clock: Clock.Clock): Effect.Effect<never, DeadlineExceeded> => {
   const expire: Effect.Effect<never, DeadlineExceeded> = Effect.suspend(() => {
     if (context.settling !== undefined && !context.settling.yieldTo(deadlineEnd(context.calls))) {
       return Effect.andThen(Effect.sleep(RecheckMs), expire)
@@ -194,8 +206,8 @@ const expiry = (context: RunContext): Effect.Effect<never, DeadlineExceeded> => 
     context.answered = true
     return Effect.fail(deadlineError())
   })
-  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.andThen(Effect.sleep(Math.max(0, context.deadline - now) + DeadlineGraceMs), expire))
+  const wait = Math.max(0, context.deadline - clock.currentTimeMillisUnsafe()) + DeadlineGraceMs
+  return Effect.andThen(clock.sleep(Duration.millis(wait)), expire)
 }
 
 /** A run started: its work's fiber (which ends once the run is settled) and the caller's answer. */
@@ -210,7 +222,7 @@ export interface StartedRun {
  */
 const callerAnswer = (work: Fiber.Fiber<RunOutcome, WorkError>, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
   Effect.withFiber((caller) => {
-    const timer = Effect.runForkWith(caller.context)(expiry(context))
+    const timer = Effect.runForkWith(caller.context)(expiry(context, caller.getRef(Clock.Clock)))
     return Effect.callback<RunOutcome, WorkError>((resume) => {
       let answered = false
       const answer = (exit: Exit.Exit<RunOutcome, WorkError>) => {
@@ -235,11 +247,12 @@ const callerAnswer = (work: Fiber.Fiber<RunOutcome, WorkError>, context: RunCont
  * grace passed first (the work then stores that failure).
  */
 export const startRun = (services: RunServices, context: RunContext): Effect.Effect<StartedRun> =>
-  Effect.map(Effect.forkDetach(work(services, context), { startImmediately: true }), (fiber) => ({
-    work: fiber,
-    answer: callerAnswer(fiber, context)
-  }))
+  Effect.map(forkWork(services, context), (fiber) => ({ work: fiber, answer: callerAnswer(fiber, context) }))
+
+/** The work of a run in a fiber of its own, detached from the caller's, started at once. */
+const forkWork = (services: RunServices, context: RunContext) =>
+  Effect.forkDetach(work(services, context), { startImmediately: true })
 
 /** A run against its deadline: its outcome, or `deadline_exceeded` once the deadline passed (see `startRun`). */
 export const executeRun = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.flatMap(startRun(services, context), (started) => started.answer)
+  Effect.flatMap(forkWork(services, context), (fiber) => callerAnswer(fiber, context))

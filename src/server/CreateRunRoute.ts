@@ -87,19 +87,24 @@ const inJsonStyle = <A>(effect: Effect.Effect<A, BodyRejection>): Effect.Effect<
  * The request in the API's check order, then the run: its outcome, or undefined when the overload guard shed it
  * once its body was read (the guard has answered it).
  */
-const serve = (route: RunRoute, request: RouteRequest): Effect.Effect<RunOutcome | undefined, CreateRunFailure> =>
-  Effect.gen(function*() {
-    const { raw } = request
-    const actor = yield* authenticate(route.verifier, header(raw.headers.authorization))
+const serve = (route: RunRoute, request: RouteRequest): Effect.Effect<RunOutcome | undefined, CreateRunFailure> => {
+  const { raw } = request
+  return Effect.flatMap(authenticate(route.verifier, header(raw.headers.authorization)), (actor) => {
     const refused = payloadHeadersRefusal(raw, route.info)
-    if (refused !== undefined) return yield* inJsonStyle(Effect.fail(refused))
-    yield* Effect.provideService(checkScope(route.scope, Effect.void), Actor, actor)
-    const body = yield* inJsonStyle(readJsonPayload(raw, route.info))
-    if (!takeOnceRead(raw, true)) return undefined
-    const input = yield* route.info.decodeInput({}, Effect.succeed(body.value), raw.headers)
-    const marks = request.marks = newTimingMarks()
-    return yield* route.runs.create(actor, input.payload as RunRequest, header(raw.headers["idempotency-key"]), marks)
+    if (refused !== undefined) return inJsonStyle(Effect.fail(refused))
+    const reading = Effect.andThen(
+      Effect.provideService(checkScope(route.scope, Effect.void), Actor, actor),
+      inJsonStyle(readJsonPayload(raw, route.info))
+    )
+    return Effect.flatMap(reading, (body) => {
+      if (!takeOnceRead(raw, true)) return Effect.undefined
+      return Effect.flatMap(route.info.decodeInput({}, Effect.succeed(body.value), raw.headers), (input) => {
+        const marks = request.marks = newTimingMarks()
+        return route.runs.create(actor, input.payload as RunRequest, header(raw.headers["idempotency-key"]), marks)
+      })
+    })
   })
+}
 
 /** The run's answer, written here: counted and timed as the API counts and times an answer, its access line logged. */
 const write = (route: RunRoute, request: RouteRequest, outcome: RunOutcome, response: ServerResponse) => {
@@ -143,16 +148,15 @@ const handler = (context: Omit<RunRoute, "server">) => (server: DirectServer) =>
     let services = Context.add(server.runtime, CurrentRequestId, request.requestId)
     if (caller._tag === "Some") services = Context.add(services, Tracer.ParentSpan, caller.value)
     const fork = Effect.runForkWith(services)
-    fork(Effect.exit(serve(route, request))).addObserver((ended) => {
-      // The client went away before its body arrived (logged at debug level by the reader): nothing to answer.
-      if (Exit.isFailure(ended)) return
-      const exit = ended.value
+    fork(serve(route, request)).addObserver((exit) => {
       if (Exit.isSuccess(exit)) {
         if (exit.value === undefined) return
         const accessLine = write(route, request, exit.value, response)
         if (accessLine !== undefined) fork(accessLine)
         return
       }
+      // Interrupted only: the client went away before its body arrived (logged at debug level by the reader), or the
+      // server is stopping; nothing to answer.
       if (Cause.hasInterruptsOnly(exit.cause)) return
       // The API's edge fixes the request id from this header: it must be the one the run was logged with.
       if (raw.headers["x-request-id"] !== request.requestId) raw.headers["x-request-id"] = request.requestId
