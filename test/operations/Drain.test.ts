@@ -88,6 +88,9 @@ describe("graceful drain", () => {
             Effect.timeout("120 seconds")
           )
 
+        // Every worker serves before the signal: the child counts as started once one answers, and a worker still
+        // starting when the signal comes stops without a drain of its own.
+        yield* until(() => occurrences(child!.output(), "listening on http") === Workers, "every worker to listen")
         yield* upstream.hold
         const before = yield* send(4)
         yield* upstreamReached(4)
