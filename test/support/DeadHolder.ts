@@ -14,8 +14,12 @@ export const handToDeadHolder = (runIds: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const holder = `h_dead_${randomBytes(8).toString("hex")}`
-    yield* sql`INSERT INTO ledger_holders (id, heartbeat_at) VALUES (${holder}, now() - interval '1 hour')`
-    yield* sql`UPDATE runs SET holder = ${holder} WHERE id = ANY(${runIds}::uuid[])`
+    // One transaction: the server's own sweeper must never see the dead holder without its runs, or it forgets the
+    // holder (it has nothing left) before the runs name it.
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`INSERT INTO ledger_holders (id, heartbeat_at) VALUES (${holder}, now() - interval '1 hour')`
+      yield* sql`UPDATE runs SET holder = ${holder} WHERE id = ANY(${runIds}::uuid[])`
+    }))
     return holder
   })
 
