@@ -15,12 +15,20 @@ export const ShedMessage =
 /** Seconds a shed client is told to wait. */
 export const ShedRetryAfterSeconds = 1
 
-/** The requests to a shedable route whose body is still arriving, with what the guard does once it has. */
-const awaitingBody = new WeakMap<IncomingMessage, (answerHere: boolean) => boolean>()
+/**
+ * On a request to a shedable route whose body is still arriving: what the guard does once it has. A property of the
+ * request's own (a symbol no caller can name) lives and dies with the request, without a weak map's cost per request.
+ */
+const awaitingBody = Symbol("arbiter.awaitingBody")
+
+interface Awaiting {
+  [awaitingBody]?: ((answerHere: boolean) => boolean) | undefined
+}
 
 /** The guard's decision on `request`, taken once its body has been read (true: taken; false: shed). */
 export const deferUntilRead = (request: IncomingMessage, take: (answerHere: boolean) => boolean): void => {
-  awaitingBody.set(request, take)
+  const awaiting: IncomingMessage & Awaiting = request
+  awaiting[awaitingBody] = take
 }
 
 /**
@@ -30,8 +38,9 @@ export const deferUntilRead = (request: IncomingMessage, take: (answerHere: bool
  * (`NoRouteAvailable` with `Retry-After: ShedRetryAfterSeconds`). A request no guard waits on is taken.
  */
 export const takeOnceRead = (request: IncomingMessage, answerHere: boolean): boolean => {
-  const take = awaitingBody.get(request)
+  const awaiting: IncomingMessage & Awaiting = request
+  const take = awaiting[awaitingBody]
   if (take === undefined) return true
-  awaitingBody.delete(request)
+  awaiting[awaitingBody] = undefined
   return take(answerHere)
 }

@@ -15,16 +15,52 @@ export const RequestSecondsBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 /** Buckets of the upstream call latency histogram, in seconds. */
 export const UpstreamSecondsBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 
-const counter = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
+/** A series' labels, built once (the attributes of the series' metric). */
+export type Labels = Metric.Metric.AttributeSet
+
+/**
+ * A metric family. Each of its series is a metric of its own, made on first use with the series' labels as its
+ * attributes and kept: an update then finds its registry entry by a key the metric computed once, where a family
+ * metric given its labels at each update (`Metric.withAttributes`) builds a context and a key every time.
+ */
+export class Family<State = unknown> {
+  private readonly series = new WeakMap<Labels, Metric.Metric<number, State>>()
+  constructor(private readonly make: (attributes: Labels) => Metric.Metric<number, State>) {}
+
+  /** The metric of the series with these labels (pass the same `Labels` object every time: `labels`, `LabelSets`). */
+  of(labels: Labels): Metric.Metric<number, State> {
+    let found = this.series.get(labels)
+    if (found === undefined) {
+      found = this.make(labels)
+      this.series.set(labels, found)
+    }
+    return found
+  }
+}
+
+/** A family of counters that only grow. */
+export const counter = (name: string, description?: string) =>
+  new Family((attributes) => Metric.counter(name, { description, incremental: true, attributes }))
+
+/** A family of histograms with these bucket boundaries. */
+export const histogram = (name: string, description: string | undefined, buckets: ReadonlyArray<number>) => {
+  const boundaries = Metric.boundariesFromIterable(buckets)
+  return new Family((attributes) => Metric.histogram(name, { boundaries, description, attributes }))
+}
+
+/** A family of gauges. */
+export const gauge = (name: string, description?: string) =>
+  new Family((attributes) => Metric.gauge(name, { description, attributes }))
 
 /** Requests answered by the HTTP app, by `method`, `route` (the route's template) and `status`. */
 export const httpRequests = counter("arbiter_http_requests_total", "HTTP requests answered, by method, route and status")
 
 /** Time from a request reaching the app to its response, by `method`, `route` and `status`. */
-export const httpRequestSeconds = Metric.histogram("arbiter_http_request_duration_seconds", {
-  boundaries: Metric.boundariesFromIterable(RequestSecondsBuckets),
-  description: "HTTP request latency in seconds, by method, route and status"
-})
+export const httpRequestSeconds = histogram(
+  "arbiter_http_request_duration_seconds",
+  "HTTP request latency in seconds, by method, route and status",
+  RequestSecondsBuckets
+)
 
 /** Run requests (`POST /v1/runs`, `POST /v1/router/select`) by `route`, `outcome` and wire `code`. */
 export const runs = counter(
@@ -48,10 +84,11 @@ export const upstreamCalls = counter(
 )
 
 /** Latency of upstream model attempts by `provider`, `model`, `purpose` and `outcome`. */
-export const upstreamCallSeconds = Metric.histogram("arbiter_upstream_call_duration_seconds", {
-  boundaries: Metric.boundariesFromIterable(UpstreamSecondsBuckets),
-  description: "Upstream model attempt latency in seconds, by provider, model, purpose and outcome"
-})
+export const upstreamCallSeconds = histogram(
+  "arbiter_upstream_call_duration_seconds",
+  "Upstream model attempt latency in seconds, by provider, model, purpose and outcome",
+  UpstreamSecondsBuckets
+)
 
 /** Waits before a retried upstream attempt, by `provider` and `reason` (backoff, retry_after). */
 export const upstreamRetries = counter(
@@ -60,32 +97,32 @@ export const upstreamRetries = counter(
 )
 
 /** Open connections of each database pool (`pool`: main, async_commit). */
-export const dbPoolConnections = Metric.gauge("arbiter_db_pool_connections", {
-  description: "Open connections of a database pool"
-})
+export const dbPoolConnections = gauge("arbiter_db_pool_connections", "Open connections of a database pool")
 /** Idle connections of each database pool. */
-export const dbPoolIdle = Metric.gauge("arbiter_db_pool_idle_connections", {
-  description: "Idle connections of a database pool"
-})
+export const dbPoolIdle = gauge("arbiter_db_pool_idle_connections", "Idle connections of a database pool")
 /** Queries waiting for a connection of each database pool. */
-export const dbPoolWaiting = Metric.gauge("arbiter_db_pool_waiting_clients", {
-  description: "Clients waiting for a connection of a database pool"
-})
+export const dbPoolWaiting = gauge(
+  "arbiter_db_pool_waiting_clients",
+  "Clients waiting for a connection of a database pool"
+)
 
 /** Run requests being served, and the overload guard's adaptive limit on those using the process. */
-export const runsInFlight = Metric.gauge("arbiter_runs_in_flight", { description: "Run requests being served" })
-export const runsConcurrencyLimit = Metric.gauge("arbiter_runs_concurrency_limit", {
-  description: "The overload guard's adaptive limit on run requests using the process at once"
-})
+export const runsInFlight = gauge("arbiter_runs_in_flight", "Run requests being served")
+export const runsConcurrencyLimit = gauge(
+  "arbiter_runs_concurrency_limit",
+  "The overload guard's adaptive limit on run requests using the process at once"
+)
 /** Of the run requests being served, those using the process (not waiting on the upstream model). */
-export const runsUsingProcess = Metric.gauge("arbiter_runs_using_process", {
-  description: "Run requests being served and not waiting on the upstream model (what the adaptive limit holds)"
-})
+export const runsUsingProcess = gauge(
+  "arbiter_runs_using_process",
+  "Run requests being served and not waiting on the upstream model (what the adaptive limit holds)"
+)
 
 /** Runs whose settlement is queued, under way or waiting to be retried in this process (their answers wait too). */
-export const ledgerSettlementsWaiting = Metric.gauge("arbiter_ledger_settlements_waiting", {
-  description: "Runs whose settlement is queued, under way or waiting to be retried in this process"
-})
+export const ledgerSettlementsWaiting = gauge(
+  "arbiter_ledger_settlements_waiting",
+  "Runs whose settlement is queued, under way or waiting to be retried in this process"
+)
 
 /** Settlement batches retried because the database did not answer (the calls are billed once it does). */
 export const ledgerSettlementRetries = counter(
@@ -101,9 +138,6 @@ export const ledgerRefusedSettlements = counter(
   "arbiter_ledger_settlements_refused_total",
   "Runs whose end PostgreSQL refused to store, by result (degraded: stored failed and billed; unsettled: not billed)"
 )
-
-/** A series' labels, built once (the attributes of the series' metric). */
-export type Labels = Metric.Metric.AttributeSet
 
 /** Labels from name/value pairs. */
 export const labels = (pairs: Readonly<Record<string, string>>): Labels => Object.freeze({ ...pairs })
@@ -134,30 +168,12 @@ export class LabelSets {
  */
 const registryContext: Context.Context<never> = Context.empty()
 
-const seriesByFamily = new WeakMap<Metric.Metric<number, unknown>, WeakMap<Labels, Metric.Metric<number, unknown>>>()
-
-/** The metric of one series of a family: the family's metric with the series' labels, made once and kept. */
-const seriesOf = <State>(metric: Metric.Metric<number, State>, series: Labels): Metric.Metric<number, State> => {
-  let family = seriesByFamily.get(metric)
-  if (family === undefined) {
-    family = new WeakMap()
-    seriesByFamily.set(metric, family)
-  }
-  let found = family.get(series) as Metric.Metric<number, State> | undefined
-  if (found === undefined) {
-    found = Object.keys(series).length === 0 ? metric : Metric.withAttributes(metric, series)
-    family.set(series, found)
-  }
-  return found
-}
-
 /** Adds one to a counter's series (synchronously: for code below the Effect runtime, and the hot path). */
-export const count = (metric: Metric.Counter<number>, series: Labels): void =>
-  seriesOf(metric, series).updateUnsafe(1, registryContext)
+export const count = (family: Family, series: Labels): void => family.of(series).updateUnsafe(1, registryContext)
 
 /** Records a value in a histogram's or gauge's series. */
-export const record = (metric: Metric.Metric<number, unknown>, value: number, series: Labels): void =>
-  seriesOf(metric, series).updateUnsafe(value, registryContext)
+export const record = (family: Family, value: number, series: Labels): void =>
+  family.of(series).updateUnsafe(value, registryContext)
 
 /** A snapshot of every series in the process-wide registry. */
 export const snapshotMetrics = (): ReadonlyArray<Metric.Metric.Snapshot> => Metric.snapshotUnsafe(registryContext)

@@ -3,18 +3,14 @@
  * service's own families (`arbiter_*`, valid names) are rendered, Effect's internal ones and invalid names dropped.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Metric } from "effect"
-import { labels, record, snapshotMetrics } from "../../src/telemetry/Metrics.js"
+import { counter, gauge, histogram, labels, record, snapshotMetrics } from "../../src/telemetry/Metrics.js"
 import { renderPrometheus } from "../../src/telemetry/Prometheus.js"
 
 describe("renderPrometheus", () => {
   it("renders counters, gauges and histograms with escaped labels and cumulative buckets in order", () => {
-    const requests = Metric.counter("arbiter_render_test_requests_total", { description: "Requests\nby route" })
-    const depth = Metric.gauge("arbiter_render_test_depth")
-    const latency = Metric.histogram("arbiter_render_test_seconds", {
-      boundaries: Metric.boundariesFromIterable([0.5, 1, 10]),
-      description: "Latency"
-    })
+    const requests = counter("arbiter_render_test_requests_total", "Requests\nby route")
+    const depth = gauge("arbiter_render_test_depth")
+    const latency = histogram("arbiter_render_test_seconds", "Latency", [0.5, 1, 10])
     const tags = labels({ route: "/a\"b\\c", status: "200" })
     record(requests, 2, tags)
     record(depth, 7, labels({}))
@@ -40,10 +36,10 @@ describe("renderPrometheus", () => {
   })
 
   it("drops Effect's internal series and names Prometheus does not accept", () => {
-    record(Metric.counter("child_fibers_started", { incremental: true }), 1, labels({}))
-    record(Metric.gauge("effect_fiber_active"), 3, labels({}))
-    record(Metric.gauge("arbiter.dotted.depth"), 1, labels({}))
-    record(Metric.counter("arbiter_render_kept_total", { incremental: true }), 1, labels({}))
+    record(counter("child_fibers_started"), 1, labels({}))
+    record(gauge("effect_fiber_active"), 3, labels({}))
+    record(gauge("arbiter.dotted.depth"), 1, labels({}))
+    record(counter("arbiter_render_kept_total"), 1, labels({}))
     const text = renderPrometheus(snapshotMetrics())
     assert.notInclude(text, "child_fibers")
     assert.notInclude(text, "effect_fiber")
