@@ -142,21 +142,21 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions
   const decodeHeaders = (given: Parameters<InputDecoder>[2], decodedPayload: unknown): Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError> =>
     headers === undefined
       ? Effect.succeed({ payload: decodedPayload, headers: undefined })
-      : Effect.map(HttpApiError.HttpApiSchemaError.wrap("Headers", headers(given)), (decodedHeaders) => ({
+      : Effect.mapEager(HttpApiError.HttpApiSchemaError.wrap("Headers", headers(given)), (decodedHeaders) => ({
         payload: decodedPayload,
         headers: decodedHeaders
       }))
   const decodeRest = (body: Effect.Effect<unknown>, given: Parameters<InputDecoder>[2]) =>
     payload === undefined
       ? decodeHeaders(given, undefined)
-      : Effect.flatMap(
-        HttpApiError.HttpApiSchemaError.wrap("Payload", Effect.flatMap(body, payload)),
+      : Effect.flatMapEager(
+        HttpApiError.HttpApiSchemaError.wrap("Payload", Effect.flatMapEager(body, payload)),
         (decodedPayload) => decodeHeaders(given, decodedPayload)
       )
   return (params, body, given) =>
     path === undefined
       ? decodeRest(body, given)
-      : Effect.andThen(HttpApiError.HttpApiSchemaError.wrap("Params", path(params)), decodeRest(body, given))
+      : Effect.flatMapEager(HttpApiError.HttpApiSchemaError.wrap("Params", path(params)), () => decodeRest(body, given))
 }
 
 /** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
