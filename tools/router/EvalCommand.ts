@@ -124,7 +124,7 @@ const main = () => {
   print(`\n## Fifth hand-written held-out set (shipped weights, never trained on; its misses guided the third written batch)\n${sanityResults(weights, labels, HOLDOUT_5_PATH)}`)
   print(`\n## Sixth hand-written held-out set (shipped weights, never trained on; its misses guided the last intent-class changes)\n${sanityResults(weights, labels, HOLDOUT_6_PATH)}`)
   print(`\n## Seventh hand-written held-out set (shipped weights, never trained on nor tuned to: the estimate)\n${sanityResults(weights, labels, HOLDOUT_7_PATH)}`)
-  print(`\n## Eighth hand-written held-out set (shipped weights, never trained on nor tuned to: the second estimate)\n${sanityResults(weights, labels, HOLDOUT_8_PATH)}`)
+  print(`\n## Eighth hand-written held-out set (shipped weights, never trained on nor tuned to: the estimate, with the seventh)\n${sanityResults(weights, labels, HOLDOUT_8_PATH)}`)
   print(`\n## Hand-written sanity set (shipped weights, never trained on)\n${sanityResults(weights, labels)}`)
   const times = timeClassifier(weights, fourKilobytePrompts(rows.map((row) => row.text), 200))
   print(
