@@ -28,8 +28,8 @@ export const MAX_WEIGHT = 12
 /** The largest weight of one hand-written row. */
 export const MAX_SEED_WEIGHT = 24
 
-/** The sources written for this project: the seeds (in no fold) and the three batches of conversational prompts (each a fold's source). */
-export const HAND_WRITTEN_SOURCES: ReadonlySet<string> = new Set(["seed", "written_chat", "written_chat_2", "written_chat_3"])
+/** The sources written for this project: the seeds (in no fold) and the four batches of conversational prompts (each a fold's source). */
+export const HAND_WRITTEN_SOURCES: ReadonlySet<string> = new Set(["seed", "written_chat", "written_chat_2", "written_chat_3", "written_chat_4"])
 
 const groupCounts = (keys: ReadonlyArray<string>): Map<string, number> => {
   const counts = new Map<string, number>()

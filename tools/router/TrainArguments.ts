@@ -13,7 +13,7 @@ export const DEFAULT_CORPUS = resolve(projectRoot, "..", "shared", "data", "rout
 /** The hand-written seed prompts, trained on with the corpus. */
 export const SEEDS_PATH = shippedFile("data", "router-classifier-seeds.jsonl")
 
-/** Conversational prompts written for this project (sources `written_chat`, `written_chat_2`, `written_chat_3`), each trained on as a corpus source. */
+/** Conversational prompts written for this project (sources `written_chat` to `written_chat_4`), each trained on as a corpus source. */
 export const WRITTEN_PATH = shippedFile("data", "router-classifier-written.jsonl")
 
 /** Held-out prompts written for this project in the style of real users' requests (English and Japanese), never trained on. */
@@ -48,6 +48,12 @@ export const HOLDOUT_6_PATH = shippedFile("data", "router-classifier-holdout-6.j
  * once before and once after them; its misses are never read: the estimate of accuracy on real users' prompts.
  */
 export const HOLDOUT_7_PATH = shippedFile("data", "router-classifier-holdout-7.jsonl")
+
+/**
+ * An eighth held-out set, written before the fourth batch of written prompts and classified with the weights before
+ * and after it; its misses are never read: with the seventh, the estimate of accuracy on real users' prompts.
+ */
+export const HOLDOUT_8_PATH = shippedFile("data", "router-classifier-holdout-8.jsonl")
 
 /** The hand-written sanity prompts, never trained on. */
 export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
