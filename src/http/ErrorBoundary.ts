@@ -15,6 +15,7 @@ import type { Cors } from "./Cors.js"
 import { contractErrorResponse, isContractError } from "./ErrorResponses.js"
 import { badBody, CurrentStyle, describeParseError, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
+import { pathOf } from "./RouteLabels.js"
 import { hasBody, nodeRequestOf, readBody } from "./RequestShape.js"
 import type { RouteTable } from "./RouteTable.js"
 import { annotateSpan } from "../telemetry/Spans.js"
@@ -98,8 +99,7 @@ export const errorBoundary = (table: RouteTable, cors: Cors) =>
     const requestId = requestIdFor(headers["x-request-id"])
     // The id stays on the request's fiber for the rest of the request, as its log lines and error envelopes read it.
     fiber.setContext(Context.add(fiber.context, CurrentRequestId, requestId))
-    const query = request.url.indexOf("?")
-    const path = query === -1 ? request.url : request.url.slice(0, query)
+    const path = pathOf(request.url)
     // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both), and a path
     // whose percent-encoding does not decode names no resource.
     const odd = (path.length > 1 && (path.endsWith("/") || path.includes("//"))) || malformedEncoding(path)

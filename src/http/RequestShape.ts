@@ -24,13 +24,16 @@ import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./ShedOnceRead
 import { newTimingMarks, serverTimingValue } from "./ServerTiming.js"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
+/** The headers of a request, as Node or the platform holds them. */
+type AnyHeaders = IncomingHttpHeaders | HttpServerRequest.HttpServerRequest["headers"]
+
 /** The request carries a body (a length over zero, or chunked). */
-export const hasBody = (headers: HttpServerRequest.HttpServerRequest["headers"]): boolean =>
+export const hasBody = (headers: AnyHeaders): boolean =>
   headers["transfer-encoding"] !== undefined ||
   (headers["content-length"] !== undefined && headers["content-length"] !== "0")
 
 /** The headers declare a body longer than `limit` (refused before reading it). */
-const declaresMoreThan = (headers: IncomingHttpHeaders | HttpServerRequest.HttpServerRequest["headers"], limit: number): boolean => {
+const declaresMoreThan = (headers: AnyHeaders, limit: number): boolean => {
   const length = headers["content-length"]
   return length !== undefined && Number(length) > limit
 }

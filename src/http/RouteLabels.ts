@@ -23,7 +23,8 @@ export interface RouteEntry {
 /** Finds the route label of a method and path (the URL without its query). */
 export type RouteLabeler = (method: string, path: string) => string
 
-const templateRegExp = (template: string): RegExp =>
+/** A route template (`:name` a segment, `*` anything) as a pattern of the whole path. */
+export const templateRegExp = (template: string): RegExp =>
   new RegExp(
     "^" + template.split("/").map((segment) =>
       segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")

@@ -13,7 +13,7 @@ import { Authentication } from "../../schema/Auth.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { RequiredScope, type Scope } from "../../schema/Scope.js"
 import { describeParseError } from "./Rejection.js"
-import type { RouteEntry } from "./RouteLabels.js"
+import { type RouteEntry, templateRegExp } from "./RouteLabels.js"
 
 /** A route's path parameters, as the router matched them. */
 export type RouteParams = Readonly<Record<string, string | undefined>>
@@ -70,13 +70,6 @@ export interface RouteTable {
    */
   readonly unshapedPath: (path: string) => boolean
 }
-
-const templateToRegExp = (template: string): RegExp =>
-  new RegExp(
-    "^" + template.split("/").map((segment) =>
-      segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-    ).join("/") + "$"
-  )
 
 /** The parse options of each part of an endpoint's request, as HttpApi reads them from the annotations. */
 interface SlotOptions {
@@ -203,8 +196,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
 ): RouteTable => {
   const reflected = reflectedApis.get(api) ?? reflect(api)
   reflectedApis.set(api, reflected)
-  const patterns = [...extraPaths.map(templateToRegExp), ...reflected.patterns]
-  const unshaped = [...extraPaths.map(templateToRegExp), ...reflected.unshaped]
+  const patterns = [...extraPaths.map(templateRegExp), ...reflected.patterns]
+  const unshaped = [...extraPaths.map(templateRegExp), ...reflected.unshaped]
   return {
     endpoints: reflected.endpoints,
     routes: [...reflected.routes, ...extraPaths.map((path) => ({ method: "*", path }))],
@@ -234,9 +227,9 @@ const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api:
         if (style === undefined) throw new Error(`${where} has no request-shape middleware to check its scope`)
       }
       routes.push({ method: endpoint.method, path: endpoint.path })
-      patterns.push(templateToRegExp(endpoint.path))
+      patterns.push(templateRegExp(endpoint.path))
       if (style === undefined) {
-        unshaped.push(templateToRegExp(endpoint.path))
+        unshaped.push(templateRegExp(endpoint.path))
         return
       }
       endpoints.set(`${endpoint.method} ${endpoint.path}`, endpointInfo(endpoint, mergedAnnotations, style, keys.has(Authentication.key) ? scope : undefined))

@@ -24,18 +24,9 @@ export interface CreditRefusal {
   readonly asked: number
 }
 
-/**
- * The credit rule for a run asking `micros`, against a position read under the organization's lock: undefined when
- * billing is off or the free credit covers it, else the refusal (spec: 402 when credit cannot cover the run).
- */
 const hold = (position: Position, micros: number): CreditRefusal | undefined =>
   !position.billing || creditFree(position) >= micros ? undefined : { available: creditFree(position), asked: micros }
 
-/**
- * Settlement's part (a fragment of the settlement statement, over its `moves`): a run that holds credit has the cost
- * billed now captured from its organization's balance, and the UTC day's usage transaction grows by the same amount
- * (`$3` its id, `$4` its description, `$5` the settlement's time); returns the balances after.
- */
 const captureSql = `
   captured AS (
     UPDATE credit_accounts AS a SET balance_micros = a.balance_micros - d.cost
@@ -53,14 +44,7 @@ const captureSql = `
       SET amount_micros = t.amount_micros + excluded.amount_micros, updated_at = excluded.updated_at
   )`
 
-/** A UTC day's usage transaction: its id and description. */
-export interface UsageTransaction {
-  readonly id: string
-  readonly description: string
-}
-
-/** The id and description of a UTC day's usage transaction. */
-const usageTransaction = (now: Date): UsageTransaction => {
+const usageTransaction = (now: Date): { readonly id: string; readonly description: string } => {
   const day = now.toISOString().slice(0, 10)
   return { id: `txn_usage_${day.replace(/-/g, "")}`, description: `Decision model usage on ${day} (UTC)` }
 }
@@ -81,7 +65,7 @@ export interface CreditStoreService {
    */
   readonly captureSql: string
   /** The usage transaction a settlement at `now` adds to (`captureSql`'s `$3` and `$4`). */
-  readonly usageTransaction: (now: Date) => UsageTransaction
+  readonly usageTransaction: typeof usageTransaction
   /** Opens the account of a new organization (inside its creation transaction). */
   readonly open: (organizationId: string) => Effect.Effect<void, DatabaseUnavailable>
   /**

@@ -29,16 +29,12 @@ export interface KeyLimits {
 /** No limits: what a key has until some are set. */
 export const NoLimits: KeyLimits = { spendMicros: null, tokens: null, runsPerMinute: null, period: "month" }
 
-/** A key with any limit is admitted under its lock (the exact way, or a keyed batch). */
-export const isLimited = (limits: KeyLimits): boolean =>
-  limits.spendMicros !== null || limits.tokens !== null || limits.runsPerMinute !== null
+const dayStart = (now: string) => `date_trunc('day', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
+const monthStart = (now: string) => `date_trunc('month', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
 
 /** The start of the period containing `now` (the account's stored start for `total`), as SQL over column names. */
-export const periodStartSql = (period: string, storedStart: string, now: string): string =>
-  `CASE ${period}
-     WHEN 'day' THEN date_trunc('day', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-     WHEN 'month' THEN date_trunc('month', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-     ELSE ${storedStart} END`
+const periodStartSql = (period: string, storedStart: string, now: string): string =>
+  `CASE ${period} WHEN 'day' THEN ${dayStart(now)} WHEN 'month' THEN ${monthStart(now)} ELSE ${storedStart} END`
 
 /** The start of the period containing `now`, in TypeScript (a key's first period; `total` starts at `now`). */
 export const periodStart = (period: KeyPeriod, now: Date): Date => {
@@ -173,9 +169,6 @@ export const takeFromBucket = (
   position.bucket === null
     ? Effect.void
     : Effect.asVoid(query(client, takeRun, [position.key_id, position.bucket - 1, now.toISOString()]))
-
-const dayStart = (now: string) => `date_trunc('day', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
-const monthStart = (now: string) => `date_trunc('month', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
 
 /** The part of a key's moves its period counts (the key's latest row decides, so a period changed meanwhile holds). */
 const forPeriod = (day: string, month: string, all: string) =>

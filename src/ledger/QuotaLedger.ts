@@ -38,10 +38,6 @@ export interface QuotaRefusal {
   readonly asked: number
 }
 
-/**
- * The quota's rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under the
- * organization's lock: undefined when it fits, else the first limit it would pass (spend before tokens).
- */
 const reserve = (position: Position, ask: { readonly micros: number; readonly tokens: number }): QuotaRefusal | undefined => {
   if (position.spendLimit !== null && position.spendSettled + position.spendEscrowed + ask.micros > position.spendLimit) {
     return { quota: "spend", limit: position.spendLimit, used: position.spendSettled, held: position.spendEscrowed, asked: ask.micros }
@@ -52,10 +48,6 @@ const reserve = (position: Position, ask: { readonly micros: number; readonly to
   return undefined
 }
 
-/**
- * Settlement's part (a fragment of the settlement statement, over its `moves`: one row per run with the spend and
- * tokens billed now): each month's settled counters grow by what its runs billed.
- */
 const settleSql = `
   periods AS (
     INSERT INTO quota_periods AS q (organization_id, period, spend_settled_micros, tokens_settled)
@@ -85,7 +77,7 @@ export interface QuotaLedgerService {
    * the organization's lock: undefined when settled + escrowed + the ask fits every limit, else the first limit it
    * would pass (spend before tokens). The run ledger's exact admission applies it (Admission.ts).
    */
-  readonly reserve: (position: Position, ask: { readonly micros: number; readonly tokens: number }) => QuotaRefusal | undefined
+  readonly reserve: typeof reserve
   /**
    * Settlement's quota part, a fragment of the run ledger's settlement statement over its `moves` (one row per run
    * with the spend and tokens billed now): each month's settled counters grow by what its runs billed.

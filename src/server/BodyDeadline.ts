@@ -9,15 +9,11 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { requestIdFor } from "../http/RequestId.js"
+import { hasBody } from "../http/RequestShape.js"
 
 /** The text of the 408. */
 export const slowBodyMessage = (timeoutMs: number): string =>
   `the request body did not arrive within ${timeoutMs} ms of its headers; nothing was stored or charged`
-
-/** The request carries a body (a length over zero, or chunked). */
-const carriesBody = (request: IncomingMessage): boolean =>
-  request.headers["transfer-encoding"] !== undefined ||
-  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
 
 /** Answers the request whose body is late (or closes its connection when it was already answered). */
 const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: number): void => {
@@ -25,12 +21,11 @@ const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: n
     request.socket.destroy()
     return
   }
-  const header = request.headers["x-request-id"]
   const body = slowBodyMessage(timeoutMs)
   response.writeHead(408, {
     "content-type": "text/plain; charset=utf-8",
     "content-length": Buffer.byteLength(body),
-    "x-request-id": requestIdFor(Array.isArray(header) ? header[0] : header),
+    "x-request-id": requestIdFor(request.headers["x-request-id"]),
     connection: "close"
   })
   // `Connection: close` makes Node end the socket once the answer is written; the rest of the body is not awaited.
@@ -39,7 +34,7 @@ const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: n
 
 /** Starts the body's deadline for a request with a body; it ends when the body has arrived or the connection closes. */
 export const watchBodyDeadline = (request: IncomingMessage, response: ServerResponse, timeoutMs: number): void => {
-  if (!carriesBody(request) || request.complete) return
+  if (!hasBody(request.headers) || request.complete) return
   const timer = setTimeout(() => expire(request, response, timeoutMs), timeoutMs)
   timer.unref()
   const clear = () => clearTimeout(timer)

@@ -82,9 +82,6 @@ Effect.gen(function*() {
   }
 })
 
-/** A request handler whose requests' spans are named `{method} {route}` (ServerSpans.ts). */
-const traced = withServerSpanNames
-
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
 const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
 Effect.gen(function*() {
@@ -92,8 +89,8 @@ Effect.gen(function*() {
   const apps = yield* observedApps(routeLayer)
   const scope = yield* Effect.scope
   // Each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on.
-  const handler = yield* traced(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
-  const handBack = yield* traced(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
+  const handler = yield* withServerSpanNames(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
+  const handBack = yield* withServerSpanNames(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
   const server: DirectServer = {
     runtime: apps.services,
     observe: (method, route, status, durationMs) => {
@@ -161,10 +158,9 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
         Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),
         ({ stop }) => drain.stop(stop)
       )
-      const address = { address: accepting.address.host, port: accepting.address.port }
-      const host = address.address.includes(":") ? `[${address.address}]` : address.address
-      const url = `http://${host}:${address.port}`
+      const { host, port } = accepting.address
+      const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
       yield* Effect.logInfo(`listening on ${url}`)
-      return { host: address.address, port: address.port, url }
+      return { host, port, url }
     })
   ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

@@ -22,6 +22,7 @@ import type { Cors } from "../http/Cors.js"
 import { count, httpRequestSeconds, httpRequests, labels, record, runs, shedRequests } from "../telemetry/Metrics.js"
 import { AdaptiveLimit, DefaultLimitOptions } from "./ConcurrencyLimit.js"
 import { requestIdFor } from "../http/RequestId.js"
+import { hasBody } from "../http/RequestShape.js"
 import { serverTimingValue } from "../http/ServerTiming.js"
 import { deferUntilRead, ShedMessage, ShedRetryAfterSeconds } from "../http/ShedOnceRead.js"
 import { waitingOnUpstream } from "../providers/UpstreamWaits.js"
@@ -138,8 +139,7 @@ const countShed = (key: string, lagging: boolean): void => {
 /** Answers a shed request at once: `503 no_route_available` with `Retry-After`, its request id, timing and CORS. */
 const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Cors): void => {
   const started = { started: Date.now(), startedPrecise: performance.now() }
-  const header = request.headers["x-request-id"]
-  const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
+  const requestId = requestIdFor(request.headers["x-request-id"])
   const body = JSON.stringify({ error: { code: "no_route_available", message: ShedMessage, request_id: requestId } })
   response.writeHead(503, {
     ...cors.responseHeaders(request.headers.origin),
@@ -177,11 +177,6 @@ const shedableKey = (request: IncomingMessage): string | undefined => {
   const key = `${request.method} ${path}`
   return Shedable.has(key) ? key : undefined
 }
-
-/** The request carries a body (a length over zero, or chunked). */
-const carriesBody = (request: IncomingMessage): boolean =>
-  request.headers["transfer-encoding"] !== undefined ||
-  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
 
 /**
  * Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off; `budgetMs` is the own time
@@ -224,7 +219,7 @@ export const startOverloadGuard = (
     shedOnceRead: (request, response) => {
       const key = shedableKey(request)
       if (key === undefined) return false
-      if (!carriesBody(request)) return shed(request, response)
+      if (!hasBody(request.headers)) return shed(request, response)
       deferUntilRead(request, (answerHere) => {
         if (answerHere) return !shed(request, response)
         const lagging = decide(response)

@@ -14,7 +14,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.js"
 import { appliedVersion, readMigrations } from "../db/Migrations.js"
-import { newRequestId, requestIdFor } from "../http/RequestId.js"
+import { requestIdFor } from "../http/RequestId.js"
 import { acceptOn, reservePort, sharedAddress } from "./SharedPort.js"
 
 /** How often the waiting server asks the database for its schema. */
@@ -32,8 +32,7 @@ const json = (response: ServerResponse, status: number, body: unknown) => {
 
 /** The responder's answers: liveness, readiness from `state`, and `503 database_unavailable` to everything else. */
 const answer = (state: SchemaState, expected: number) => (request: IncomingMessage, response: ServerResponse) => {
-  const header = request.headers["x-request-id"]
-  const requestId = typeof header === "string" ? requestIdFor(header) : newRequestId()
+  const requestId = requestIdFor(request.headers["x-request-id"])
   response.setHeader("x-request-id", requestId)
   const path = (request.url ?? "/").split("?")[0]
   if (request.method === "GET" && path === "/healthz") return json(response, 200, { status: "ok" })
