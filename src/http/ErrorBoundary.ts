@@ -1,10 +1,9 @@
 /**
  * The edge every request passes: it fixes the request id (header on every response, `request_id` in every JSON
  * error), answers CORS (a preflight only on a path that exists), refuses odd paths and `HEAD` (404 on an unknown
- * path, 405 on a known one), holds the 1 MiB body limit on the routes nothing else reads a body for, and maps whatever escaped the router
- * into the contract: 404/405 with empty bodies, decoding failures in the route's rejection style, the contract's
- * errors as they are, and anything unexpected as `500 internal_error`, logged with its cause. Database failures
- * arrive here already mapped (`database_unavailable`, at each repository's edge: db/Unavailable.ts).
+ * path, 405 on a known one), holds the 1 MiB body limit on the routes nothing else reads a body for, and maps
+ * whatever escaped the router into the contract: 404/405 with empty bodies, decoding failures in the route's
+ * rejection style, the contract's errors as they are, anything else as `500 internal_error`, logged with its cause.
  */
 import { ByteSize, Cause, Context, Effect, Scope } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"

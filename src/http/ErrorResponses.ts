@@ -1,8 +1,6 @@
 /**
- * The contract's errors as responses, for the edge (ErrorBoundary.ts): what it answers itself (a body the route never
- * saw, a decoding failure, an unexpected failure) is encoded here as an endpoint encodes its own errors: the JSON envelope of the code (`wire`, stamped with the
- * request's id) with its status and `application/json`, or the plain-text rejection (`wireText`) with its status and
- * `text/plain; charset=utf-8`.
+ * The contract's errors as the edge (ErrorBoundary.ts) answers them, encoded as an endpoint encodes its own: the JSON
+ * envelope of the code (`wire`) or the plain-text rejection (`wireText`), with its status and content type.
  */
 import { Effect, Schema, type SchemaAST } from "effect"
 import { HttpServerResponse } from "effect/http"

@@ -1,12 +1,9 @@
 /**
  * The one place a request's size, content type, body and query string are checked before HttpApi decodes the
- * payload (check order: routing, credential, then these, then decoding, then the scope; on a route that takes a
- * payload the scope comes before its body is read, after what the headers alone say against it). On a route that
- * takes a body it reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, server/BodyDeadline.ts),
- * parses it as JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the
- * request that hands HttpApi the parsed value (below). It also records the route's rejection style for the edge, which
- * maps whatever decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope
- * (src/auth/Scopes.ts), which the contract puts after decoding.
+ * payload, in the contract's check order: routing, credential, these, decoding, then the scope (on a route that takes
+ * a payload, the scope comes before its body is read, after what the headers alone say against it). A body is read
+ * under the route's limit, parsed as JSON no deeper than `MaxJsonDepth`, and handed to HttpApi already parsed (the
+ * view below). It also records the route's rejection style for the edge, which maps whatever decoding fails after.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context, Effect, Exit, Layer } from "effect"
@@ -55,17 +52,13 @@ export const UploadAbortedMessage = "the client closed the connection before its
 const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(UploadAbortedMessage), Effect.interrupt)
 
 /**
- * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
- * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
- * own, a stream read inside an acquire-use-release, a provided limit) costs many steps of the runtime on every run
- * for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
- * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
- * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
- * the function it answers is called first (it stops reading). When the connection closes before the body has
- * arrived (the client left, or BodyDeadline.ts answered a late body), `aborted` is called instead, at once when it
- * closed before the read began. The connection's own `close` is watched beside the request's: once its response has
- * been sent (the 408 of a late body), Node detaches an unfinished request from its connection, which then closes
- * without the request ever emitting `close`, `aborted` or `error`.
+ * Reads a body as text under a limit straight from the Node request (the platform's `request.text` costs many steps
+ * of the runtime per request for the same few kilobytes). Over the limit the rest is drained, not read, so the
+ * connection stays up for the 413. Calls `done` once, unless the function it answers is called first (it stops
+ * reading). When the connection closes before the body has arrived (the client left, or BodyDeadline.ts answered a
+ * late body), `aborted` is called instead. The connection's own `close` is watched beside the request's: once its
+ * response has been sent (the 408 of a late body), Node detaches an unfinished request from its connection, which
+ * then closes without the request ever emitting `close`, `aborted` or `error`.
  */
 const readPayloadText = (
   raw: IncomingMessage,
@@ -124,9 +117,8 @@ const readPayloadText = (
 
 /**
  * Reads the body of a request no payload reader reads (a route without a payload, a path without a request shape)
- * under a limit, straight from the Node request: a declared length over it is refused before reading; over it
- * mid-body the rest is drained, so the connection stays up for the 413 of `style`. Returns the request as its
- * handler is to see it: its `text` the body read (a page such as the payment processor's webhook reads it again).
+ * under a limit, a declared length over it refused before reading. Returns the request as its handler is to see it:
+ * its `text` the body read (a page such as the payment processor's webhook reads it again).
  */
 export const readBody = (
   request: HttpServerRequest.HttpServerRequest,
@@ -172,11 +164,7 @@ export const payloadHeadersRefusal = (
   return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : undefined
 }
 
-/**
- * The JSON payload of a request on a route that takes one, in the route's rejection style: a JSON content type (else
- * the 413 of a declared length over the limit, or the content-type rejection), the body read under the limit, parsed,
- * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request.
- */
+/** The JSON payload of a request on a route that takes one, in the route's rejection style: the checks above. */
 export const readJsonPayload = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
@@ -193,11 +181,10 @@ export const readJsonPayload = (
   })
 
 /**
- * The request as HttpApi's payload reader must see it once the body has been read and parsed here: JSON by its
- * content type, whatever JSON type the caller named, its `json` the value already parsed and its `text` the body
- * read. HttpApi picks its reader by content type and knows only `application/json`; for anything else
- * (`application/problem+json`) it would read the consumed body again as bytes and wait forever. Everything else (url,
- * the Node source) is the original request's, by prototype.
+ * The request as HttpApi's payload reader must see it once the body has been read and parsed here: its `json` the
+ * value parsed, its `text` the body, and its content type `application/json` whatever JSON type the caller named
+ * (HttpApi knows no other, and would read the consumed body again as bytes and wait forever). Everything else is the
+ * original request's, by prototype.
  */
 const parsedJsonView = (
   request: HttpServerRequest.HttpServerRequest,
@@ -216,22 +203,14 @@ const unstorableQuery = (query: Readonly<Record<string, string | ReadonlyArray<s
   return found === undefined ? undefined : `${found.replace(/^a field name/, "a parameter name")}, which cannot be stored`
 }
 
-/**
- * On a route that takes a payload, the scope is checked from the headers before the body is read (decisions.md,
- * Precise rules, "Slow clients"), after what the headers alone say against the body (content type, declared length),
- * so a credential lacking the scope waits for no upload.
- */
+/** The scope, checked from the headers before a payload is read, so a credential lacking it waits for no upload. */
 const scopeBeforeBody = (raw: IncomingMessage, info: EndpointInfo) => {
   const refused = payloadHeadersRefusal(raw, info)
   if (refused !== undefined) return Effect.fail(refused)
   return info.scope === undefined ? Effect.void : checkScope(info.scope, Effect.void)
 }
 
-/**
- * The overload guard's decision on a run or selection whose body has just been read (src/server/Overload.ts,
- * ShedOnceRead.ts): shed, it is `503 no_route_available` with `Retry-After` and `Server-Timing` (as the guard answers a
- * request it sheds at once), answered through the API; nothing was stored.
- */
+/** The overload guard's decision once the body is read (ShedOnceRead.ts): shed, a `503` answered through the API. */
 const takenOnceRead = (raw: IncomingMessage) =>
   takeOnceRead(raw, false)
     ? Effect.void
@@ -274,10 +253,7 @@ const checkShape = (request: HttpServerRequest.HttpServerRequest, info: Endpoint
     return seen
   })
 
-/**
- * The request-shape middleware for the endpoints of one route table (the style is read from the table): the checks
- * above, then the endpoint's handler (HttpApi's decoding first) on the request as it is to be seen.
- */
+/** The request-shape middleware of one route table: the checks above, then the endpoint's handler. */
 const shapeMiddleware = (table: RouteTable) =>
 <E, R>(
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,

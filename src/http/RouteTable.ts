@@ -186,7 +186,7 @@ const endpointInfo = (
   }
 }
 
-/** Each API reflected once per process: the boundary and the direct route share its decoders (2.7 ms to build). */
+/** Each API reflected once per process: the boundary and the direct route share its decoders. */
 const reflectedApis = new WeakMap<object, Reflected>()
 
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */

@@ -1,11 +1,9 @@
 /**
  * Slow clients (decisions.md, Precise rules): a request's body must arrive within `REQUEST_BODY_TIMEOUT_MS` of its
- * headers. Past it, a request not yet answered gets a plain-text `408` with `Connection: close` and its connection
- * closes once the answer is out; one already answered (a refusal from its headers) has its connection closed. Nothing
- * is stored or charged: a run or selection starts only once its body has been read (Overload.ts; `takeOnceRead`,
- * src/http/ShedOnceRead.ts), and the readers of a body treat the closed connection as a client gone (RequestShape.ts),
- * not as a failure. The deadline is the service's own, below Node's `requestTimeout` (300 s, checked every 30 s,
- * answering without a body).
+ * headers. Past it, a request not yet answered gets a plain-text `408` with `Connection: close`; one already answered
+ * (a refusal from its headers) has its connection closed. Nothing is stored or charged: a run starts only once its body
+ * has been read, and the body's readers take the closed connection for a client gone (RequestShape.ts). The deadline
+ * is the service's own, below Node's `requestTimeout`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { requestIdFor } from "../http/RequestId.js"

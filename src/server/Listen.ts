@@ -1,14 +1,10 @@
 /**
  * Serves the router an HttpApi and the pages beside it are registered on (HttpRouter, with the boundary of
- * Boundary.ts) on a Node HTTP server. The routes and everything they need (database, migrations) are built first and
- * the request handler is attached when the server is created, before it listens: a connection accepted during
- * start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer). The
- * overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
- * exact method and URL, if any (DirectRoutes.ts), else to the router. Each request's body must arrive within
- * `REQUEST_BODY_TIMEOUT_MS` of its headers (BodyDeadline.ts), and the guard decides on a run or selection with a body
- * once its reader has read it. Every request is counted, timed and
- * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
- * trace id (RequestLogContext.ts).
+ * Boundary.ts) on a Node HTTP server. Everything the routes need is built, and the request handler attached, before
+ * the server listens, so no connection reaches a server without a handler. Each request passes the body deadline
+ * (BodyDeadline.ts), then the overload guard (Overload.ts), then goes to the direct route of its exact method and URL,
+ * if any (DirectRoutes.ts), else to the router; every request is counted, timed and access-logged
+ * (RequestObserver.ts), its log lines carrying its request id and trace id (RequestLogContext.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer, LogLevel, Option } from "effect"

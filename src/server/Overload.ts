@@ -1,21 +1,15 @@
 /**
  * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the framework.
- * When a process is offered more runs than it can serve, the surplus queues (in the process, then in the socket before
- * the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the requests to
- * those routes the process is serving and holds those using it (not waiting on the upstream model:
- * providers/UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per
- * request against a budget, so it shrinks once the process is queueing), and all of them under `maxInFlight`; past
- * either, or while the event loop lags more than `maxLagMs`, a new request is answered at once, before any parsing or
- * database work: `503 no_route_available` with `Retry-After` (no route can take the run now; nothing was stored, so
- * nothing is charged), `x-request-id`, `Server-Timing` and CORS headers like any answer. A request is counted, and
- * decided, only once its body has been read (`shedOnceRead`, `takeOnceRead`; its credential and scope were checked from
- * the headers before), so slow uploads, which must finish within `REQUEST_BODY_TIMEOUT_MS` (BodyDeadline.ts), hold no
- * place meanwhile (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs
- * the service takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
- * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
- * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`) is counted in
- * `arbiter_http_shed_total` and as a shed run here, and answered (with `Retry-After` and `Server-Timing`), counted and
- * logged by the API like its other refusals.
+ * A process offered more runs than it can serve queues the surplus (in the process, then in the socket), and every
+ * answer comes late. The guard counts the requests to those routes the process is serving and holds those using it
+ * (not waiting on the upstream model: providers/UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts), and
+ * all of them under `maxInFlight`; past either, or while the event loop lags more than `maxLagMs`, a new request is
+ * answered at once, before any parsing or database work: `503 no_route_available` with `Retry-After` (nothing was
+ * stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers like any answer. A request with a
+ * body is decided only once its body has been read (ShedOnceRead.ts), so slow uploads hold no place. Other routes
+ * are never shed. A request the guard answers itself is counted (`arbiter_http_shed_total` by reason, and as a 503 in
+ * the request and run metrics) but not access-logged: shedding exists to spend nothing on it. One whose body the API
+ * read is counted here as shed, and answered, counted and logged by the API like its other refusals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "../http/Cors.js"

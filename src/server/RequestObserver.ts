@@ -1,10 +1,9 @@
 /**
  * What every request leaves behind once answered: a count and a latency by method, route template and status
- * (Metrics.ts), and, unless `ACCESS_LOG=false`, one access log line at info level with the method, route, status,
- * duration and (through the request log context, RequestLogContext.ts) the request id and trace id. It wraps the
- * whole app, error mapping included, so the status is the one sent; a request the overload guard sheds never
- * reaches it (Overload.ts counts those). While tracing is on, it also gives the request's server span its route and,
- * on a 5xx, its `error.type` (ServerSpans.ts). The work per request is a route lookup, two metric updates and the line.
+ * (Metrics.ts), and, unless `ACCESS_LOG=false`, one access log line at info level (method, route, status, duration;
+ * the request id and trace id through RequestLogContext.ts). It wraps the whole app, error mapping included, so the
+ * status is the one sent; a request the overload guard sheds never reaches it (Overload.ts counts those). While
+ * tracing is on it annotates the request's server span (ServerSpans.ts).
  */
 import { Cause, Context, Effect, Exit, References } from "effect"
 import { HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"

@@ -1,12 +1,9 @@
 /**
- * The server span of each request, as OpenTelemetry's HTTP semantic conventions name and describe it: named
- * `{method} {route}` (`POST /v1/runs`: the route's template, never the raw path, so span names stay few), or only
- * `{method}` for a path no route serves, and `HTTP` for a method outside the standard set. The platform's tracer
- * (HttpMiddleware.tracer) sets `http.request.method`, `url.path`, `url.scheme`, `server.address`, `server.port`,
- * `user_agent.original`, `client.address` and `http.response.status_code`; the request observer (RequestObserver.ts)
- * adds `http.route` and, on a 5xx answer, `error.type` (the status code, as the conventions say when no other error
- * class is known) through `annotateServerSpan`. With tracing off the tracer makes no span: no name is made, and the
- * observer's only cost is reading the tracing flag.
+ * The server span of each request, named as OpenTelemetry's HTTP semantic conventions say: `{method} {route}` (the
+ * route's template, never the raw path), `{method}` for a path no route serves, `HTTP` for a method outside the
+ * standard set. The platform's tracer (HttpMiddleware.tracer) sets the request's attributes; the request observer
+ * (RequestObserver.ts) adds `http.route` and, on a 5xx, `error.type` (`annotateServerSpan`). With tracing off no span
+ * and no name are made.
  */
 import { Context, Effect, type Fiber, Option, References, Tracer } from "effect"
 import { HttpMiddleware, type HttpServerRequest } from "effect/http"

@@ -30,11 +30,9 @@ export const workerCount = (env: NodeJS.ProcessEnv = process.env, cpus: () => nu
 }
 
 /**
- * V8 flags every server process runs with: a young generation of 32 MiB semi-spaces instead of V8's default 16. A run
- * allocates many short-lived objects (Effect fibers, JSON, HTTP and pg buffers); with the default size the scavenger
- * runs so often that objects of runs still in flight are copied and promoted again and again, and a bigger nursery
- * lets most of them die young (docs/performance.md has the measurement).
- * `npm start` passes them to the first process, and the primary to every worker it starts.
+ * V8 flags every server process runs with (`npm start` passes them to the first process, the primary to every worker):
+ * 32 MiB semi-spaces instead of 16, so the many short-lived objects of runs in flight die young instead of being
+ * copied and promoted again and again (docs/performance.md).
  */
 export const ServerNodeFlags: ReadonlyArray<string> = ["--max-semi-space-size=32"]
 
