@@ -6,8 +6,11 @@
  * `patternProperties` names), and stops at the first one past its bound, so its work is bounded by the bounds, not by
  * the document (beyond listing the names of a wide map it enters). Values that are not schemas (`enum`, `const`,
  * `default`, `examples`, unknown keywords) are never entered: nothing of the check recurses into them, and the request
- * body's own nesting limit bounds them. It also gathers what reference resolution needs: each resource's base URI
- * (`$id`), its anchors, and every `$ref` and `$dynamicRef`.
+ * body's own nesting limit bounds them. It also gathers each resource's base URI (`$id`), its anchors, and every
+ * `$ref` and `$dynamicRef`, which must then resolve inside the document (`unresolvedReference`), found without
+ * compiling it: against its base URI (RFC 3986), the part before the fragment names the document or one of its `$id`
+ * resources, and the fragment is empty, a JSON Pointer (RFC 6901) that lands on a schema from that resource's root, or
+ * one of its anchors. Nothing is fetched; each reference is resolved once, never followed further.
  */
 
 /** Keywords whose value is one subschema. */
@@ -174,4 +177,50 @@ export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits):
     if (!within) return tooDeep ? { _tag: "TooDeep" } : { _tag: "TooManyNodes" }
   }
   return { _tag: "Within", index }
+}
+
+/** The value a JSON Pointer lands on from `root`, or undefined when it lands nowhere. */
+const evaluatePointer = (root: unknown, pointer: string): unknown => {
+  let value = root
+  for (const token of pointer.split("/").slice(1)) {
+    const name = token.replaceAll("~1", "/").replaceAll("~0", "~")
+    if (Array.isArray(value)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(name) || Number(name) >= value.length) return undefined
+      value = value[Number(name)]
+    } else if (typeof value === "object" && value !== null && Object.hasOwn(value, name)) {
+      value = (value as Record<string, unknown>)[name]
+    } else {
+      return undefined
+    }
+  }
+  return value
+}
+
+const isSchema = (value: unknown): boolean =>
+  typeof value === "boolean" || (typeof value === "object" && value !== null && !Array.isArray(value))
+
+/** Whether `ref`, resolved against `base`, lands on a schema of the document. */
+const resolves = (index: SchemaIndex, ref: string, base: string): boolean => {
+  let url: URL
+  let fragment: string
+  try {
+    url = new URL(ref, base)
+    fragment = decodeURIComponent(url.hash.slice(1))
+  } catch {
+    return false
+  }
+  url.hash = ""
+  const resource = index.resources.get(url.href)
+  if (resource === undefined) return false
+  if (fragment === "") return true
+  if (fragment.startsWith("/")) return isSchema(evaluatePointer(resource, fragment))
+  return index.anchors.has(`${url.href}#${fragment}`)
+}
+
+/** Undefined when every reference of the document resolves inside it, else which one does not. */
+export const unresolvedReference = (index: SchemaIndex): string | undefined => {
+  for (const { base, ref } of index.references) {
+    if (!resolves(index, ref, base)) return `$ref ${quoted(ref)} does not resolve inside the schema`
+  }
+  return undefined
 }
