@@ -38,12 +38,6 @@ export interface RunBudget {
   readonly price: (hold: ReadHold, call: ModelCall) => CostedCall
   /** Releases what remains of a read's hold once it ended and learns the estimate ratio from its calls. */
   readonly release: (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => void
-  /** Prices a read's calls and releases its hold, in one step (`price` each, then `release`). */
-  readonly settle: (
-    worst: number,
-    estimate: ReadEstimate,
-    calls: ReadonlyArray<ModelCall>
-  ) => ReadonlyArray<CostedCall>
   /** What is spent and held now, for messages. */
   readonly snapshot: () => { readonly spent: number; readonly held: number; readonly ceiling: number }
 }
@@ -56,31 +50,6 @@ export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number)
   const scale = (tokens: number) => Math.ceil(tokens * ratio)
   const cost = (input: number, output: number) => callCostMicros(input, output, pricePerMtokMicros)
 
-  const price = (hold: ReadHold, call: ModelCall): CostedCall => {
-    const costMicros = cost(call.inputTokens, call.outputTokens)
-    const covered = Math.min(costMicros, hold.remaining)
-    spent += costMicros
-    held -= covered
-    hold.remaining -= covered
-    return { ...call, costMicros }
-  }
-
-  const release = (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => {
-    held -= hold.remaining
-    hold.remaining = 0
-    let thought: number | null = null
-    for (const call of calls) {
-      if (call.status !== "succeeded") continue
-      const expected = call.purpose === "think"
-        ? estimate.think
-        : thought !== null
-        ? estimate.think + estimate.followUp + thought
-        : estimate.answer
-      if (call.purpose === "think") thought = call.outputTokens
-      if (expected > 0) ratio = Math.max(ratio, call.inputTokens / expected)
-    }
-  }
-
   return {
     worstCase: (estimate, thinkTokens) =>
       thinkTokens === 0
@@ -91,13 +60,28 @@ export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number)
       held += worst
       return true
     },
-    price,
-    release,
-    settle: (worst, estimate, calls) => {
-      const hold = { remaining: worst }
-      const costed = calls.map((call) => price(hold, call))
-      release(hold, estimate, calls)
-      return costed
+    price: (hold, call) => {
+      const costMicros = cost(call.inputTokens, call.outputTokens)
+      const covered = Math.min(costMicros, hold.remaining)
+      spent += costMicros
+      held -= covered
+      hold.remaining -= covered
+      return { ...call, costMicros }
+    },
+    release: (hold, estimate, calls) => {
+      held -= hold.remaining
+      hold.remaining = 0
+      let thought: number | null = null
+      for (const call of calls) {
+        if (call.status !== "succeeded") continue
+        const expected = call.purpose === "think"
+          ? estimate.think
+          : thought !== null
+          ? estimate.think + estimate.followUp + thought
+          : estimate.answer
+        if (call.purpose === "think") thought = call.outputTokens
+        if (expected > 0) ratio = Math.max(ratio, call.inputTokens / expected)
+      }
     },
     snapshot: () => ({ spent, held, ceiling: ceilingMicros })
   }
