@@ -140,21 +140,9 @@ export class Escrow {
     this.byLease.set(row.id, slice)
   }
 
-  /** Stops admitting against a lease (it was revoked, or is being returned); its holds stay tracked. */
-  retire(leaseId: string): void {
-    const slice = this.byLease.get(leaseId)
-    if (slice !== undefined) this.forget(slice)
-  }
-
   /** Stops admitting against every lease (the process was taken for dead, or stops). */
   retireAll(): void {
     for (const slice of [...this.slices.values()]) this.forget(slice)
-  }
-
-  /** The lease currently used for an organization and period, if any. */
-  leaseOf(organizationId: string, period: string): string | undefined {
-    const slice = this.slices.get(organizationId)
-    return slice !== undefined && slice.usable && slice.period === period ? slice.leaseId : undefined
   }
 
   /** Notes an admission for the rate the organization's slices are sized by. */
@@ -202,11 +190,6 @@ export class Escrow {
       this.forget(slice)
     }
     return organizations
-  }
-
-  /** Every lease this process mirrors. */
-  leases(): ReadonlyArray<string> {
-    return [...this.byLease.keys()]
   }
 
   private forget(slice: Slice): void {
