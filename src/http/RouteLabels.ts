@@ -31,7 +31,6 @@ export const templateRegExp = (template: string): RegExp =>
     ).join("/") + "$"
   )
 
-/** The labeler of a set of routes. */
 export const makeRouteLabeler = (routes: Iterable<RouteEntry>): RouteLabeler => {
   const exact = new Map<string, Map<string, string>>()
   const patterns: Array<{ readonly method: string; readonly pattern: RegExp; readonly template: string }> = []

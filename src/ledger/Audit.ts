@@ -1,23 +1,11 @@
 /**
- * The ledger's audit: its money invariants, checked against one consistent snapshot of the stored rows (a
- * read-only, repeatable-read transaction, so every settlement is seen whole or not at all). Each check names its
- * rule, how many rows break it and a few of them; a healthy ledger breaks none, whether runs are in flight or not:
- *
- * - every balance is the sum of its credit transactions (grants, purchases, captured costs);
- * - the captured costs (`usage` transactions) are the costs of the runs that held credit;
- * - the credit leased to server processes never exceeds the balance (escrow never over-admits);
- * - each period's settled quota counters are the costs and tokens of its runs;
- * - each run's cost is the sum of its billed calls;
- * - each key's settled counters are the costs and tokens of its runs of its current period (keys whose period
- *   began within the last 31 days);
- * - each call names its run's key.
- *
- * Beside the checks it reports what is in flight (runs holding, unbilled calls, leases, server processes) and what
- * deserves an operator's look without breaking a rule: runs holding long past their deadline (a settlement still
- * retrying, or a process that died and was not yet swept), server processes whose heartbeat stopped, autovacuum off.
- * The operator CLI's `ledger audit` prints it; the tests assert it after their runs (test/support/Invariants.ts).
- * It reads every run and call of the organizations it audits: on a large database, audit one organization, or run
- * it on a replica.
+ * The ledger's audit: its money invariants (`rules`), checked against one consistent snapshot of the stored rows (a
+ * read-only, repeatable-read transaction, so every settlement is seen whole or not at all). Each check names its rule,
+ * how many rows break it and a few of them; a healthy ledger breaks none, whether runs are in flight or not. Beside
+ * the checks it reports what is in flight and what deserves an operator's look without breaking a rule (runs holding
+ * long past their deadline, server processes whose heartbeat stopped, autovacuum off). The operator CLI's
+ * `ledger audit` prints it; the tests assert it after their runs (test/support/Invariants.ts). It reads every run and
+ * call of the organizations it audits: on a large database, audit one organization, or run it on a replica.
  */
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"

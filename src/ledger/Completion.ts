@@ -10,7 +10,6 @@ import { Effect, type Exit } from "effect"
 
 /** A result that arrives once. */
 export interface Completion<A, E> {
-  /** Waits for the result. */
   readonly wait: Effect.Effect<A, E>
   /** Delivers the result to every waiter, now and later; a second call is ignored. */
   readonly complete: (exit: Exit.Exit<A, E>) => void

@@ -1,12 +1,10 @@
 /**
  * Prepaid credit: one account per organization (`credit_accounts`: the balance, whose row is also the organization's
  * lock) and its transactions (`credit_transactions`, whose amounts always sum to the balance). With billing on, a run
- * holds its spend ceiling against credit until it settles (`hold`: it must fit in what is free, Position.ts); when
- * it settles, the cost of its calls billed then is captured from the balance into the UTC day's usage transaction
- * (`captureSql`) and what its lease slice held is released (Leases.ts). With billing off nothing is held or
- * debited. Credit is added by grants, purchases and recharges (`credit`, once per external reference). The run ledger
- * (RunLedger.ts) is built on this service: its admission applies `hold` and its settlement statement carries
- * `captureSql`, so a run's credit is held and captured by the credit store's own rule inside the ledger's statements.
+ * holds its spend ceiling against free credit (Position.ts) until it settles, when the cost billed is captured into
+ * the UTC day's usage transaction; with billing off nothing is held or debited. Credit is added by grants, purchases
+ * and recharges, once per external reference. The run ledger applies `hold` at admission and carries `captureSql` in
+ * its settlement statement, as it does the quota ledger's rule.
  */
 import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
@@ -49,7 +47,6 @@ const usageTransaction = (now: Date): { readonly id: string; readonly descriptio
   return { id: `txn_usage_${day.replace(/-/g, "")}`, description: `Decision model usage on ${day} (UTC)` }
 }
 
-/** The credit store's operations. */
 export interface CreditStoreService {
   /**
    * Admission's credit rule for a run asking `micros`, against a position read under the organization's lock:
@@ -147,6 +144,5 @@ const make = Effect.gen(function*() {
 
 /** Prepaid credit accounts. */
 export class CreditStore extends Context.Service<CreditStore, CreditStoreService>()("CreditStore") {
-  /** The store over the SQL client. */
   static readonly layer = Layer.effect(CreditStore, make)
 }

@@ -74,7 +74,6 @@ export const MaxSliceRuns = 512
 
 const free = (part: Part) => part.amount - part.held
 
-/** The escrow of one process. */
 export class Escrow {
   private readonly slices = new Map<string, Slice>()
   private readonly byLease = new Map<string, Slice>()

@@ -2,13 +2,10 @@
  * An API key's own limits (decisions.md, Extensions): spend and tokens per period (a UTC day or month, or all time)
  * and runs per minute, checked at admission right after the organization's quota with the same ceilings and token
  * reservations. A key's account row (`key_accounts`) is its lock and holds its limits, the settled part of its usage
- * for its current period (grown by settlement, `settleOnKeys`) and its token bucket; what it holds is read from its
- * runs still holding. A run of a key with any limit is admitted under the key's lock: the exact way, or a keyed
- * batch of the fast way (Admission.ts), which locks its keys first and checks its runs in batch order; a plain fast
- * batch takes the key's row in share mode and admits only runs of keys without limits, so a limit set while a batch
- * runs is waited for and then applies. Exact under concurrency and across processes like the quota: every
- * admission of a limited key reads settled + held under the key's lock, and settlement moves a run from held to
- * settled in one transaction.
+ * for its current period (grown by settlement) and its token bucket; what it holds is read from its runs still
+ * holding. A run of a key with any limit is admitted under the key's lock (the exact way, or a keyed batch of the
+ * fast way, Admission.ts); a plain fast batch takes the key's row in share mode and admits only runs of keys without
+ * limits, so a limit set while a batch runs is waited for and then applies.
  */
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"

@@ -1,12 +1,9 @@
 /**
  * Period quotas: an organization's optional limits on spend and tokens per UTC calendar month (`quota_limits`) and,
  * per month, the spend and tokens settled (`quota_periods`). A run reserves its whole spend ceiling and its token
- * reservation in the month of its admission until it settles; the rule (spec, Period quotas) is that settled +
- * reserved + the run's ask stays within each limit, where reserved counts the leases' quota slices and the holds of
- * runs admitted outside any slice (`reserve`). Settling commits a run's billed spend and tokens to its month
- * (`settleSql`); what a lease slice held is released by the lease (Leases.ts). The run ledger (RunLedger.ts) is built
- * on this service: its admission applies `reserve` and its settlement statement carries `settleSql`, so a run's quota
- * is held and settled by the quota ledger's own rule inside the ledger's one-statement admission and settlement.
+ * reservation in the month of its admission until it settles (spec, Period quotas); what a lease slice held is
+ * released by the lease (Leases.ts). The run ledger applies `reserve` at admission and carries `settleSql` in its
+ * settlement statement, so a run's quota is held and settled by this service's rule inside the ledger's statements.
  */
 import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
@@ -70,7 +67,6 @@ const readStatement: Statement = {
     LEFT JOIN quota_periods p ON p.organization_id = o.organization_id AND p.period = $2::date`
 }
 
-/** The quota ledger's operations. */
 export interface QuotaLedgerService {
   /**
    * Admission's quota rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under
@@ -134,6 +130,5 @@ const make = Effect.gen(function*() {
 
 /** Period quotas. */
 export class QuotaLedger extends Context.Service<QuotaLedger, QuotaLedgerService>()("QuotaLedger") {
-  /** The ledger over the SQL client. */
   static readonly layer = Layer.effect(QuotaLedger, make)
 }

@@ -1,10 +1,9 @@
 /**
- * Settles the runs of processes that died, so nothing stays held for ever. A holder whose heartbeat is older than
- * the TTL (Holder.ts) is taken for dead, but only by a process itself steady for a whole TTL (an outage every process
- * shared proves nothing): each of its runs still holding is settled like any other, its calls recorded while it ran
- * billed (`failed` with `deadline_exceeded` when one was answered, else left `pending`, nothing billed), its leases'
- * unused parts returned and the leases and the holder forgotten once nothing holds against them. Runs admitted before
- * holders existed are settled a minute after their deadline. Safe in every process at once: settlement locks
+ * Settles the runs of processes that died, so nothing stays held for ever. A holder whose heartbeat is older than the
+ * TTL (Holder.ts) is taken for dead, but only by a process itself steady: each of its runs still holding is settled
+ * like any other, its calls recorded while it ran billed (`failed` with `deadline_exceeded` when one was answered,
+ * else left `pending`), its leases returned and the holder forgotten once nothing holds against it. Runs admitted
+ * before holders existed are settled a minute after their deadline. Safe in every process at once: settlement locks
  * accounts in one order and bills each call once.
  */
 import { Effect, Layer, Schedule } from "effect"

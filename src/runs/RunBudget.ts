@@ -18,7 +18,6 @@ export interface ReadEstimate {
   readonly followUp: number
 }
 
-/** A model call with its cost. */
 export interface CostedCall extends ModelCall {
   readonly costMicros: number
 }
@@ -42,7 +41,6 @@ export interface RunBudget {
   readonly snapshot: () => { readonly spent: number; readonly held: number; readonly ceiling: number }
 }
 
-/** A fresh budget for one run. */
 export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number): RunBudget => {
   let spent = 0
   let held = 0

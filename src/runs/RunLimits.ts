@@ -14,7 +14,6 @@ import { InputTooLarge } from "../../schema/Errors.js"
 import { canonicalJson } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 
-/** The two run kinds. */
 export type RunKind = "decision" | "verdict"
 
 /** Most estimated input tokens of a decision run (spec, Limits). */

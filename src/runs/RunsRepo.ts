@@ -24,7 +24,6 @@ export type RunListStart =
   | { readonly _tag: "Offset"; readonly offset: number }
   | { readonly _tag: "After"; readonly key: Keyset }
 
-/** The repository's operations. */
 export interface RunsRepoService {
   /** One run of an organization. */
   readonly get: (organizationId: string, id: string) => Effect.Effect<Option.Option<RunRow>, DatabaseUnavailable>
@@ -65,6 +64,5 @@ const make = Effect.gen(function*() {
 
 /** Reads of stored runs (the ledger writes them). */
 export class RunsRepo extends Context.Service<RunsRepo, RunsRepoService>()("RunsRepo") {
-  /** The repository over the SQL client. */
   static readonly layer = Layer.effect(RunsRepo, make)
 }

@@ -9,7 +9,6 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { requestIdFor } from "../http/RequestId.js"
 import { hasBody } from "../http/RequestShape.js"
 
-/** The text of the 408. */
 export const slowBodyMessage = (timeoutMs: number): string =>
   `the request body did not arrive within ${timeoutMs} ms of its headers; nothing was stored or charged`
 

@@ -63,7 +63,6 @@ const IdleWindowMs = 1_000
 /** Weight of a window's rate in the completion rate. */
 const RateWeight = 0.3
 
-/** A concurrency limit against a time budget. */
 export class AdaptiveLimit {
   private limitValue: number
   private fast = 0

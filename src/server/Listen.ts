@@ -13,12 +13,11 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { Boundary, RouterSettings } from "../http/Boundary.js"
-import { withServerSpanNames } from "./ServerSpans.js"
 import { makeCors } from "../http/Cors.js"
 import { errorBoundary } from "../http/ErrorBoundary.js"
 import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
-import { observeAnswer, observeRequests } from "./RequestObserver.js"
+import { observeAnswer, observeRequests, withServerSpanNames } from "./RequestObserver.js"
 import { nodeRequestOf } from "../http/RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "../http/RouteLabels.js"
@@ -28,7 +27,6 @@ import { closeWaitingResponder } from "./SchemaGate.js"
 import { Lifecycle } from "../health/Lifecycle.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
-/** Where the server listens. */
 export class ServerAddress extends Context.Service<
   ServerAddress,
   { readonly host: string; readonly port: number; readonly url: string }

@@ -147,7 +147,6 @@ const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Co
   request.resume()
 }
 
-/** A running guard. */
 export interface OverloadGuard {
   /** Answers the request when it must be shed now; false when the service should handle it. */
   readonly shed: (request: IncomingMessage, response: ServerResponse) => boolean

@@ -1,13 +1,10 @@
 /**
- * `MIGRATIONS=off`: the service never migrates; the deploy runs `arbiter migrate` as a step of its own. A server that
- * starts on a database whose schema is older than its build cannot build its services (they read and write tables
- * the build expects), so it waits at this gate before building them, asking the database again every second. While
- * it waits, a small responder on the service's address answers what probes and callers need: `GET /healthz` 200 (the
- * process is alive: no restart), `GET /readyz` 503 with the database's checks (no traffic), and every other request
- * `503 database_unavailable`, each with its `x-request-id`. Once the schema is current, the server builds its app
- * while the responder still answers, and closes the responder just before its own sockets listen
- * (`closeWaitingResponder`, Listen.ts): the port is closed only for that instant. With `MIGRATIONS=auto`, or a schema
- * already current, the gate is open at once.
+ * `MIGRATIONS=off`: the service never migrates (the deploy runs `arbiter migrate`). A server started on a database
+ * whose schema is older than its build waits at this gate before building its services, asking again every second;
+ * meanwhile a small responder on the service's address answers `GET /healthz` 200, `GET /readyz` 503 with the
+ * database's checks, and everything else `503 database_unavailable`, each with its `x-request-id`. Once the schema is
+ * current, the server builds its app while the responder still answers, and closes the responder just before its own
+ * sockets listen (`closeWaitingResponder`, Listen.ts). With `MIGRATIONS=auto`, or a current schema, it opens at once.
  */
 import { Context, Effect, Layer, Option, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"

@@ -27,7 +27,6 @@ const reusePortWorks = process.platform === "linux"
 
 const ListeningMessage = "arbiter:listening"
 
-/** An address and port. */
 export interface SharedAddress {
   readonly host: string
   readonly port: number

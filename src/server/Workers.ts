@@ -1,12 +1,11 @@
 /**
  * `WORKERS` server processes sharing one port, by default one per CPU the process may use (node:cluster starts them;
- * the primary reserves the port and each worker listens on it with sockets of its own, src/server/SharedPort.ts). Each
- * worker is a whole server with its own pools, caches and ledger leases; only PostgreSQL is shared, where every rule
- * that must be exact is decided (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers,
- * starts a worker again when one dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The
- * embedded database belongs to one process, so without `DATABASE_URL` the service always runs as one process. The local
- * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
- * every other.
+ * each listens with sockets of its own, SharedPort.ts). Each worker is a whole server with its own pools, caches and
+ * ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided (docs/ledger.md). The
+ * primary serves nothing: it reserves the port, starts the workers, restarts one that dies (or stops, when none came
+ * up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to one process, so without
+ * `DATABASE_URL` the service runs as one. The primary makes the local payment processor's signing key when none is
+ * set, so a link one worker signs verifies on every other.
  */
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
