@@ -23,10 +23,7 @@ export interface EndpointInfo {
   readonly method: string
   readonly path: string
   readonly style: RejectionStyle
-  /**
-   * How a body over `bodyLimit` is refused: the JSON `413 body_too_large` only on a JSON-style route that takes a
-   * body (`POST /v1/runs`, `POST /v1/router/select`); everywhere else the plain-text 413 (spec, Plain-text rejections).
-   */
+  /** How a body over `bodyLimit` is refused: JSON only on a JSON-style route that takes a body, else plain text. */
   readonly tooLargeStyle: RejectionStyle
   readonly bodyLimit: number
   readonly hasPayload: boolean
@@ -34,19 +31,12 @@ export interface EndpointInfo {
   readonly scope: Scope | undefined
   /** Checks the query string; the first problem in words, or undefined when it is acceptable. */
   readonly checkQuery: (query: Readonly<Record<string, unknown>>) => string | undefined
-  /**
-   * Decodes the path, the body (of the request as the handler sees it, the body parsed) and the headers as HttpApi
-   * decodes them before the handler, failing as its decoding fails (`HttpApiSchemaError`); the query is
-   * `checkQuery`'s.
-   */
+  /** Decodes the path, the parsed body and the headers as HttpApi does; the query is `checkQuery`'s. */
   readonly decodeRequest: (
     request: HttpServerRequest.HttpServerRequest,
     params: RouteParams
   ) => Effect.Effect<void, HttpApiError.HttpApiSchemaError>
-  /**
-   * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
-   * answering the decoded payload and headers, for a route served beside the router (src/server/CreateRunRoute.ts).
-   */
+  /** The same decoding of the parts given, answering the payload and headers (src/server/CreateRunRoute.ts). */
   readonly decodeInput: InputDecoder
 }
 
@@ -64,10 +54,7 @@ export interface RouteTable {
   readonly endpoints: ReadonlyMap<string, EndpointInfo>
   readonly routes: ReadonlyArray<RouteEntry>
   readonly allowsPath: (path: string) => boolean
-  /**
-   * A path served without a request shape (health, the OpenAPI document, the docs): nothing reads its body, so the
-   * edge enforces the 1 MiB limit on it.
-   */
+  /** A path served without a request shape (health, the documents): the edge holds its body to 1 MiB. */
   readonly unshapedPath: (path: string) => boolean
 }
 

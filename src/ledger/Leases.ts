@@ -94,7 +94,7 @@ const leasedOrganizations: Statement = {
   text: "SELECT DISTINCT organization_id FROM ledger_leases WHERE holder = $1 ORDER BY organization_id"
 }
 
-/** A dimension's grant: its shortfall from `target` (what the lease has unused counts), at most half of what is free. */
+/** A dimension's grant: its shortfall from `target` (unused parts count), at most half of what is free. */
 const grantOf = (target: number, amount: number, held: number, free: number) =>
   Math.min(Math.max(0, target - (amount - held)), Math.max(0, Math.floor(free / 2)))
 
