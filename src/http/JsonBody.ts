@@ -4,6 +4,7 @@
  * refused like any body that does not match its route's schema, so no later step (decoding, digests, rendering) ever
  * walks a value deep enough to exhaust the stack. The depth is measured without recursion.
  */
+import { Predicate } from "effect"
 
 /** The deepest nesting of arrays and objects a JSON request body may have (docs/decisions.md, Boundary). */
 export const MaxJsonDepth = 256
@@ -21,22 +22,20 @@ export const isJsonContentType = (value: string | undefined): boolean => {
   return essence === "application/json" || StructuredJson.test(essence)
 }
 
-const isContainer = (value: unknown): value is object => typeof value === "object" && value !== null
-
 /**
  * The top-level field under which a value nests deeper than `limit` levels ("" when the value itself is an array
  * that does), or undefined when it does not. Iterative: an explicit stack, so any depth is safe to measure; it stops
  * at the first level past the limit.
  */
 export const tooDeepUnder = (value: unknown, limit: number = MaxJsonDepth): string | undefined => {
-  if (!isContainer(value)) return undefined
+  if (!Predicate.isObjectOrArray(value)) return undefined
   if (limit < 1) return ""
   const nodes: Array<object> = []
   const depths: Array<number> = []
   const fields: Array<string> = []
   const top = Array.isArray(value) ? value.map((item) => ["", item] as const) : Object.entries(value)
   for (const [field, child] of top) {
-    if (isContainer(child)) {
+    if (Predicate.isObjectOrArray(child)) {
       nodes.push(child)
       depths.push(2)
       fields.push(field)
@@ -49,7 +48,7 @@ export const tooDeepUnder = (value: unknown, limit: number = MaxJsonDepth): stri
     if (depth > limit) return field
     const children: ReadonlyArray<unknown> = Array.isArray(node) ? node : Object.values(node)
     for (const child of children) {
-      if (isContainer(child)) {
+      if (Predicate.isObjectOrArray(child)) {
         nodes.push(child)
         depths.push(depth + 1)
         fields.push(field)

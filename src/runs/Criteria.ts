@@ -6,7 +6,7 @@
  * integer-like keys ("1", "20"): those come first in numeric order. Levels that are all integer-like are therefore
  * read in numeric order; a mix of integer-like and other names is refused, since its order is already lost.
  */
-import { Result } from "effect"
+import { Predicate, Result } from "effect"
 import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** Fewest alternatives of a `choice` or `score` question (spec, Limits). */
@@ -20,9 +20,6 @@ export const MAX_DESCRIPTION_LENGTH = 4_096
 
 const CONTROL = /[\u0000-\u001f\u007f]/
 const INTEGER_LIKE = /^(0|[1-9][0-9]*)$/
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const checkName = (noun: string, name: string): string | null => {
   if (name.length === 0) return `${noun} names must not be empty`
@@ -73,7 +70,7 @@ const noulOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOpt
   if (criteria === undefined || criteria === null) {
     return Result.succeed([{ name: "yes", description: null }, { name: "no", description: null }])
   }
-  if (!isRecord(criteria)) return Result.fail(`noul criteria must be an object {"true": ..., "false": ...}`)
+  if (!Predicate.isObject(criteria)) return Result.fail(`noul criteria must be an object {"true": ..., "false": ...}`)
   const unknownKey = Object.keys(criteria).find((key) => key !== "true" && key !== "false")
   if (unknownKey !== undefined) {
     return Result.fail(`noul criteria accept only the keys "true" and "false", got ${JSON.stringify(unknownKey)}`)
@@ -86,7 +83,7 @@ const noulOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOpt
 }
 
 const choiceOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> =>
-  isRecord(criteria)
+  Predicate.isObject(criteria)
     ? readEntries("choice", "option", Object.entries(criteria))
     : Result.fail("choice criteria must be an object of option name to description (or null)")
 
@@ -96,7 +93,7 @@ const scoreOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOp
     if (notString >= 0) return Result.fail(`score level ${notString} must be a string`)
     return readEntries("score", "level", (criteria as ReadonlyArray<string>).map((name) => [name, null] as const))
   }
-  if (!isRecord(criteria)) {
+  if (!Predicate.isObject(criteria)) {
     return Result.fail("score criteria must be an array of level names or an object of level name to description")
   }
   const keys = Object.keys(criteria)

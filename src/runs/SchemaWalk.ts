@@ -12,6 +12,7 @@
  * resources, and the fragment is empty, a JSON Pointer (RFC 6901) that lands on a schema from that resource's root, or
  * one of its anchors. Nothing is fetched; each reference is resolved once, never followed further.
  */
+import { Predicate } from "effect"
 
 /** Keywords whose value is one subschema. */
 const SchemaKeywords = [
@@ -77,9 +78,6 @@ interface Pending {
 /** A caller's text in a message: JSON-quoted, cut to its first 64 characters. */
 export const quoted = (text: string): string => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text)
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const has = (record: Record<string, unknown>, key: string): boolean => Object.hasOwn(record, key)
 
 /**
@@ -98,7 +96,7 @@ const subschemas = (node: Record<string, unknown>, into: (child: unknown, levels
   }
   for (const keyword of SchemaMapKeywords) {
     const value = has(node, keyword) ? node[keyword] : undefined
-    if (!isRecord(value)) continue
+    if (!Predicate.isObject(value)) continue
     for (const name in value) if (has(value, name) && !into(value[name], 2)) return false
   }
   return true
@@ -108,7 +106,7 @@ const subschemas = (node: Record<string, unknown>, into: (child: unknown, levels
 const declaredPatterns = (node: Record<string, unknown>, into: (pattern: string) => boolean): boolean => {
   if (has(node, "pattern") && typeof node.pattern === "string" && !into(node.pattern)) return false
   const named = has(node, "patternProperties") ? node.patternProperties : undefined
-  if (isRecord(named)) {
+  if (Predicate.isObject(named)) {
     for (const name in named) if (has(named, name) && !into(name)) return false
   }
   return true
@@ -171,7 +169,7 @@ export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits):
     const within = subschemas(node, (child, levels) => {
       index.nodes += 1
       tooDeep = typeof child === "object" && child !== null && depth + levels > limits.depth
-      if (isRecord(child)) pending.push({ node: child, base, depth: depth + levels })
+      if (Predicate.isObject(child)) pending.push({ node: child, base, depth: depth + levels })
       return index.nodes <= limits.nodes && !tooDeep
     })
     if (!within) return tooDeep ? { _tag: "TooDeep" } : { _tag: "TooManyNodes" }

@@ -9,6 +9,7 @@
  * counts what it writes and stops once it passes a budget of UTF-16 code units (each is at least one UTF-8 byte),
  * so the cost of rendering stays bounded by the budget whatever the body.
  */
+import { Predicate } from "effect"
 
 /** One conversation turn of a run's `messages`. */
 export interface MessageTurn {
@@ -17,9 +18,6 @@ export interface MessageTurn {
 }
 
 const INDENT = "  "
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Thrown by the walk when the text would pass its budget; caught in `renderState`. */
 const OverBudget: unique symbol = Symbol("OverBudget")
@@ -40,12 +38,9 @@ const scalar = (value: unknown, pad: string): string => {
 
 const isEmptyContainer = (value: unknown): string | null => {
   if (Array.isArray(value)) return value.length === 0 ? "[]" : null
-  if (isRecord(value)) return Object.keys(value).length === 0 ? "{}" : null
+  if (Predicate.isObject(value)) return Object.keys(value).length === 0 ? "{}" : null
   return null
 }
-
-const isContainer = (value: unknown): value is Readonly<Record<string, unknown>> | ReadonlyArray<unknown> =>
-  Array.isArray(value) || isRecord(value)
 
 /** One container being rendered: its entries (keys of an object, undefined for array items) and how far it got. */
 interface Frame {
@@ -126,13 +121,13 @@ const renderContainer = (
     const empty = isEmptyContainer(value)
     if (key !== undefined) {
       if (empty !== null) push(`${pad}${key}: ${empty}`)
-      else if (isContainer(value)) {
+      else if (Predicate.isObjectOrArray(value)) {
         push(`${pad}${key}:`)
         stack.push(frameOf(value, depth + 1))
       } else pushScalar(`${pad}${key}: `, value, pad)
     } else {
       if (empty !== null) push(`${pad}- ${empty}`)
-      else if (isContainer(value)) {
+      else if (Predicate.isObjectOrArray(value)) {
         dashes.push([lines.length, pad.length])
         stack.push(frameOf(value, depth + 1))
       } else pushScalar(`${pad}- `, value, pad)
@@ -149,7 +144,7 @@ export const renderState = (state: unknown, budget: number = Number.POSITIVE_INF
   if (typeof state === "string") return state.length > budget ? undefined : state
   const empty = isEmptyContainer(state)
   if (empty !== null) return empty
-  if (!isContainer(state)) return scalar(state, "")
+  if (!Predicate.isObjectOrArray(state)) return scalar(state, "")
   const lines: Array<string> = []
   try {
     renderContainer(state, lines, budget)
