@@ -11,12 +11,6 @@
  */
 import { Predicate } from "effect"
 
-/** One conversation turn of a run's `messages`. */
-export interface MessageTurn {
-  readonly role: string
-  readonly content: string
-}
-
 const INDENT = "  "
 
 /** Thrown by the walk when the text would pass its budget; caught in `renderState`. */
@@ -156,5 +150,5 @@ export const renderState = (state: unknown, budget: number = Number.POSITIVE_INF
 }
 
 /** The text of a run's `messages`: `role: content` turns separated by a blank line. */
-export const renderMessages = (messages: ReadonlyArray<MessageTurn>): string =>
+export const renderMessages = (messages: ReadonlyArray<{ readonly role: string; readonly content: string }>): string =>
   messages.map((turn) => `${turn.role}: ${turn.content}`).join("\n\n")
