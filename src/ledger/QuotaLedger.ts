@@ -56,12 +56,13 @@ const settleSql = `
           tokens_settled = q.tokens_settled + excluded.tokens_settled
   )`
 
+// One row, whatever the organization has, with the fields of `QuotaState`.
 const readStatement: Statement = {
   name: "quota_read",
-  text: `SELECT l.period_spend_limit_micros AS spend_limit, l.period_token_limit AS token_limit,
-      COALESCE(p.spend_settled_micros, 0) AS spend_settled, COALESCE(p.tokens_settled, 0) AS tokens_settled,
-      COALESCE((SELECT sum(hold_micros) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS spend_reserved,
-      COALESCE((SELECT sum(hold_tokens) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS tokens_reserved
+  text: `SELECT l.period_spend_limit_micros AS "spendLimitMicros", l.period_token_limit AS "tokenLimit",
+      COALESCE(p.spend_settled_micros, 0) AS "spendSettledMicros", COALESCE(p.tokens_settled, 0) AS "tokensSettled",
+      COALESCE((SELECT sum(hold_micros) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS "spendReservedMicros",
+      COALESCE((SELECT sum(hold_tokens) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS "tokensReserved"
     FROM (SELECT $1::text AS organization_id) o
     LEFT JOIN quota_limits l ON l.organization_id = o.organization_id
     LEFT JOIN quota_periods p ON p.organization_id = o.organization_id AND p.period = $2::date`
@@ -97,24 +98,7 @@ const make = Effect.gen(function*() {
     reserve,
     settleSql,
     read: (organizationId, period) =>
-      orUnavailable(Effect.map(
-        sql.unsafe<{
-          spend_limit: number | null
-          token_limit: number | null
-          spend_settled: number
-          tokens_settled: number
-          spend_reserved: number
-          tokens_reserved: number
-        }>(readStatement.text, [organizationId, period]),
-        ([row]): QuotaState => ({
-          spendLimitMicros: row?.spend_limit ?? null,
-          tokenLimit: row?.token_limit ?? null,
-          spendSettledMicros: row?.spend_settled ?? 0,
-          spendReservedMicros: row?.spend_reserved ?? 0,
-          tokensSettled: row?.tokens_settled ?? 0,
-          tokensReserved: row?.tokens_reserved ?? 0
-        })
-      )),
+      orUnavailable(Effect.map(sql.unsafe<QuotaState>(readStatement.text, [organizationId, period]), ([row]) => row!)),
     setLimits: (organizationId, limits) =>
       transactionOrUnavailable(sql, Effect.gen(function*() {
         yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${organizationId} FOR UPDATE`
