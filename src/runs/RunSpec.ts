@@ -30,9 +30,6 @@ import { type CompileOptions, compileQuestions, type WireQuestion } from "./Ques
 import { renderMessages, renderState } from "./StateRendering.js"
 import { checkVerdictSchema } from "./VerdictSchema.js"
 
-/** A run's prompt of `messages`: the turns as `role: content` paragraphs (the router reads a task's turns so too). */
-export { renderMessages } from "./StateRendering.js"
-
 /** The decision model's public names. */
 export interface DecisionModelNames {
   readonly id: string
