@@ -58,16 +58,8 @@ export interface RouteTable {
   readonly unshapedPath: (path: string) => boolean
 }
 
-/** The parse options of each part of an endpoint's request, as HttpApi reads them from the annotations. */
-interface SlotOptions {
-  readonly params: SchemaAST.ParseOptions | undefined
-  readonly query: SchemaAST.ParseOptions | undefined
-  readonly headers: SchemaAST.ParseOptions | undefined
-  readonly payload: SchemaAST.ParseOptions | undefined
-}
-
 /** Each part's own parse options, else the API's general ones (`HttpApi.ParseOptions`), as HttpApi falls back. */
-const slotOptions = (annotations: Context.Context<never>): SlotOptions => {
+const slotOptions = (annotations: Context.Context<never>) => {
   const fallback = Option.getOrUndefined(Context.getOption(annotations, HttpApi.ParseOptions))
   const slot = (key: Context.Key<any, SchemaAST.ParseOptions>) =>
     Option.getOrElse(Context.getOption(annotations, key), () => fallback)
@@ -115,7 +107,7 @@ type InputDecoder = (
   headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError>
 
-const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): InputDecoder => {
+const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: ReturnType<typeof slotOptions>): InputDecoder => {
   const path = decoder(endpoint.params, options.params)
   const payload = decoder(payloadSchema(endpoint), options.payload)
   const headers = decoder(endpoint.headers, options.headers)
@@ -137,14 +129,6 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions
     path === undefined
       ? decodeRest(body, given)
       : Effect.andThen(HttpApiError.HttpApiSchemaError.wrap("Params", path(params)), decodeRest(body, given))
-}
-
-/** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
-interface Reflected {
-  readonly endpoints: ReadonlyMap<string, EndpointInfo>
-  readonly routes: ReadonlyArray<RouteEntry>
-  readonly patterns: ReadonlyArray<RegExp>
-  readonly unshaped: ReadonlyArray<RegExp>
 }
 
 /** The boundary's view of an endpoint with a request shape. */
@@ -174,7 +158,7 @@ const endpointInfo = (
 }
 
 /** Each API reflected once per process: the boundary and the direct route share its decoders. */
-const reflectedApis = new WeakMap<object, Reflected>()
+const reflectedApis = new WeakMap<object, ReturnType<typeof reflect>>()
 
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
@@ -193,7 +177,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
   }
 }
 
-const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>): Reflected => {
+/** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
+const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
   const endpoints = new Map<string, EndpointInfo>()
   const routes: Array<RouteEntry> = []
   const patterns: Array<RegExp> = []

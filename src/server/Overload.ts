@@ -245,8 +245,6 @@ const decider = (
   const now = performance.now()
   sampler?.asked(now)
   const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
-  // The limit holds the requests using the process, not those waiting on the upstream (providers/UpstreamWaits.ts);
-  // RUNS_MAX_IN_FLIGHT holds them all.
   const using = counts.inFlight - waitingOnUpstream()
   const full = options.maxInFlight > 0 && (counts.inFlight >= options.maxInFlight || using >= limit.limit)
   if (lagging || full) return lagging
