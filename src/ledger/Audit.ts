@@ -148,20 +148,18 @@ interface InFlightRow extends InFlight {
   readonly audited_at: Date | string
 }
 
-const warningsOf = (row: InFlightRow, leaseTtlSeconds: number): ReadonlyArray<string> => [
-  ...(row.runs_holding_past_deadline > 0
-    ? [`${row.runs_holding_past_deadline} run(s) still hold more than ${LateHoldSeconds} s past their deadline: a ` +
-      "settlement still retrying (is the database refusing it?), or a process that died and no live one has swept"]
-    : []),
-  ...(row.holders_stale > 0
-    ? [`${row.holders_stale} server process(es) have not beaten their heartbeat for more than ${leaseTtlSeconds} s ` +
-      "(LEDGER_LEASE_TTL_SECONDS): a live process sweeps their runs and leases; none does while no server runs"]
-    : []),
-  ...(row.autovacuum === "off"
-    ? ["autovacuum is off: nothing removes the dead rows the ledger's updates leave (runs, leases, accounts); " +
-      "turn it on, or vacuum those tables on a schedule"]
-    : [])
-]
+const warningsOf = (row: InFlightRow, leaseTtlSeconds: number): ReadonlyArray<string> =>
+  [
+    row.runs_holding_past_deadline > 0 &&
+    `${row.runs_holding_past_deadline} run(s) still hold more than ${LateHoldSeconds} s past their deadline: a ` +
+      "settlement still retrying (is the database refusing it?), or a process that died and no live one has swept",
+    row.holders_stale > 0 &&
+    `${row.holders_stale} server process(es) have not beaten their heartbeat for more than ${leaseTtlSeconds} s ` +
+      "(LEDGER_LEASE_TTL_SECONDS): a live process sweeps their runs and leases; none does while no server runs",
+    row.autovacuum === "off" &&
+    "autovacuum is off: nothing removes the dead rows the ledger's updates leave (runs, leases, accounts); " +
+      "turn it on, or vacuum those tables on a schedule"
+  ].filter((warning) => warning !== false)
 
 /**
  * Audits the ledger of one organization, or of all (`organizationId` null), in one read-only snapshot;

@@ -155,7 +155,4 @@ const make = Effect.sync(() => {
 })
 
 /** The local model: `LocalModel.layer` provides `ModelProvider` with no network. */
-export const LocalModel = {
-  make,
-  layer: Layer.effect(ModelProvider, make) as Layer.Layer<ModelProvider>
-}
+export const LocalModel = { layer: Layer.effect(ModelProvider, make) as Layer.Layer<ModelProvider> }
