@@ -17,16 +17,10 @@ import { utf8Bytes } from "../encoding/Utf8.js"
 /** Letters naming options, in order; a question has at most 20 options. */
 export const LETTERS = "ABCDEFGHIJKLMNOPQRST"
 
-/** One chat message of a request body. */
-export interface ChatMessage {
-  readonly role: "user" | "assistant"
-  readonly content: string
-}
-
 /** A chat-completions request body. */
 export interface ChatRequest {
   readonly model: string
-  readonly messages: ReadonlyArray<ChatMessage>
+  readonly messages: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
   readonly max_tokens: number
   readonly temperature: number
   readonly logprobs?: boolean

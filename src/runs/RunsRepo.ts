@@ -11,11 +11,8 @@ import { orUnavailable } from "../db/Unavailable.js"
 import { runColumns, type RunRow } from "../ledger/RunRecord.js"
 import { type Keyset, keysetAtSql } from "./RunView.js"
 
-/** A run as the run list shows it. */
-export type RunListRow = Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest">
-
 /** A run of a run list page with its position (`keyset_at`: its `created_at` to the microsecond). */
-export interface RunListEntry extends RunListRow {
+export interface RunListEntry extends Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest"> {
   readonly keyset_at: string
 }
 

@@ -38,13 +38,6 @@ const SchemaMapKeywords = ["properties", "patternProperties", "dependentSchemas"
 /** The base URI of a document without `$id`; relative references resolve against it. */
 export const DocumentBase = "arbiter-verdict:/schema"
 
-export interface SchemaLimits {
-  readonly nodes: number
-  readonly patterns: number
-  /** Levels of objects and arrays down to the deepest subschema (the root is level 1). */
-  readonly depth: number
-}
-
 /** A `$ref` or `$dynamicRef` and the base URI it resolves against. */
 export interface SchemaReference {
   readonly ref: string
@@ -146,8 +139,14 @@ type Mutable = {
     : SchemaIndex[K]
 }
 
-/** Walks `root`'s schema positions, stopping at the first subschema, pattern or level past `limits`. */
-export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits): SchemaWalk => {
+/**
+ * Walks `root`'s schema positions, stopping at the first subschema, pattern or level past `limits` (`depth`: levels
+ * of objects and arrays down to the deepest subschema, the root level 1).
+ */
+export const walkSchema = (
+  root: Record<string, unknown>,
+  limits: { readonly nodes: number; readonly patterns: number; readonly depth: number }
+): SchemaWalk => {
   const index: Mutable = {
     nodes: 1,
     patterns: [],

@@ -9,16 +9,13 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { requestIdFor } from "../http/RequestId.js"
 import { hasBody } from "../http/RequestShape.js"
 
-export const slowBodyMessage = (timeoutMs: number): string =>
-  `the request body did not arrive within ${timeoutMs} ms of its headers; nothing was stored or charged`
-
 /** Answers the request whose body is late (or closes its connection when it was already answered). */
 const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: number): void => {
   if (response.headersSent) {
     request.socket.destroy()
     return
   }
-  const body = slowBodyMessage(timeoutMs)
+  const body = `the request body did not arrive within ${timeoutMs} ms of its headers; nothing was stored or charged`
   response.writeHead(408, {
     "content-type": "text/plain; charset=utf-8",
     "content-length": Buffer.byteLength(body),

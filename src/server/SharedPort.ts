@@ -84,12 +84,6 @@ export const sharedAddress = (env: NodeJS.ProcessEnv = process.env): SharedAddre
 /** Stops accepting, then calls back once every connection taken has closed. */
 export type StopAccepting = (drained: () => void) => void
 
-/** A process accepting: the address it listens on and how to stop. */
-export interface Accepting {
-  readonly address: SharedAddress
-  readonly stop: StopAccepting
-}
-
 /**
  * Listens on `address` with `server` and, where `SO_REUSEPORT` spreads connections, on `count - 1` more sockets of
  * the same port that hand each connection to it. The server listens itself (so node:http tracks its connections,
@@ -101,7 +95,7 @@ export const acceptOn = async (
   server: http.Server,
   address: SharedAddress,
   count = ListenersPerProcess
-): Promise<Accepting> => {
+): Promise<{ readonly address: SharedAddress; readonly stop: StopAccepting }> => {
   const others: Array<net.Server> = []
   let open = 0
   let drained: (() => void) | undefined
