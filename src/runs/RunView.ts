@@ -27,9 +27,7 @@ export const hyphenatedRunId = (uuid: string): string => `run_${uuid}`
 export const parseRunId = (value: string): Option.Option<string> => {
   const lower = value.toLowerCase() === value ? value : ""
   const compact = Compact.exec(lower)
-  if (compact !== null) {
-    return Option.some(uuidFromHex(compact[1]!))
-  }
+  if (compact !== null) return Option.some(uuidFromHex(compact[1]!))
   const hyphenated = Hyphenated.exec(lower)
   return hyphenated === null ? Option.none() : Option.some(hyphenated.slice(1).join("-"))
 }
