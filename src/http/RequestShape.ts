@@ -150,18 +150,13 @@ const checkPayloadText = (text: string, style: RejectionStyle): Exit.Exit<JsonPa
   return Exit.succeed({ text, value: body.value })
 }
 
-/**
- * What the headers alone say against a JSON payload: not a JSON content type (the 413 when a declared length is over
- * the limit, else the content-type rejection), or a declared length over the limit; undefined when nothing.
- */
+/** What the headers alone say against a JSON payload: a declared length over the limit, else a content type not JSON. */
 export const payloadHeadersRefusal = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
 ): BodyRejection | undefined => {
-  if (!isJsonContentType(raw.headers["content-type"])) {
-    return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : wrongContentType(info.style)
-  }
-  return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : undefined
+  if (declaresMoreThan(raw.headers, info.bodyLimit)) return tooLarge(info.tooLargeStyle, info.bodyLimit)
+  return isJsonContentType(raw.headers["content-type"]) ? undefined : wrongContentType(info.style)
 }
 
 /** The JSON payload of a request on a route that takes one, in the route's rejection style: the checks above. */
