@@ -8,11 +8,10 @@
  * call of the organizations it audits: on a large database, audit one organization, or run it on a replica.
  */
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 
 /** One rule: how many rows break it, and the first few of them. */
-export interface AuditCheck {
+interface AuditCheck {
   readonly name: string
   readonly rule: string
   readonly violations: number
@@ -20,7 +19,7 @@ export interface AuditCheck {
 }
 
 /** What was in flight in the snapshot. */
-export interface InFlight {
+interface InFlight {
   readonly runs_holding: number
   readonly runs_holding_past_deadline: number
   readonly unbilled_calls: number
@@ -30,34 +29,14 @@ export interface InFlight {
   readonly holders_stale: number
 }
 
-/** The audit of one snapshot. */
-export interface LedgerAudit {
-  /** No rule broken. */
-  readonly ok: boolean
-  readonly audited_at: string
-  /** The organization audited, or null for all of them. */
-  readonly organization_id: string | null
-  readonly organizations: number
-  readonly checks: ReadonlyArray<AuditCheck>
-  readonly in_flight: InFlight
-  /** Worth an operator's look, though no rule is broken. */
-  readonly warnings: ReadonlyArray<string>
-}
-
 /** How many example rows a check reports. */
 const ExampleRows = 5
 
 /** How long past its deadline a run may still hold before the audit points at it. */
 const LateHoldSeconds = 300
 
-interface Rule {
-  readonly name: string
-  readonly rule: string
-  /** The rows breaking the rule, for `$1` the organization (null: all). */
-  readonly query: string
-}
-
-const rules: ReadonlyArray<Rule> = [
+/** Each rule, with the query of the rows breaking it for `$1` the organization (null: all). */
+const rules = [
   {
     name: "balance_equals_transactions",
     rule: "every balance is the sum of its credit transactions",
@@ -163,12 +142,11 @@ const warningsOf = (row: InFlightRow, leaseTtlSeconds: number): ReadonlyArray<st
 
 /**
  * Audits the ledger of one organization, or of all (`organizationId` null), in one read-only snapshot;
- * `leaseTtlSeconds` is how long a server process may go without a heartbeat before it counts as gone.
+ * `leaseTtlSeconds` is how long a server process may go without a heartbeat before it counts as gone. Each check
+ * gives how many rows break its rule and the first few; `ok` when none is broken; `warnings` are worth an operator's
+ * look though no rule is broken.
  */
-export const auditLedger = (
-  organizationId: string | null,
-  leaseTtlSeconds: number
-): Effect.Effect<LedgerAudit, SqlError, SqlClient.SqlClient> =>
+export const auditLedger = (organizationId: string | null, leaseTtlSeconds: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql.withTransaction(Effect.gen(function*() {
