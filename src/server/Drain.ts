@@ -10,20 +10,16 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import type { LifecycleService } from "../health/Lifecycle.js"
 import type { StopAccepting } from "./SharedPort.js"
 
-export interface Drain {
-  /** Counts a request until its answer is done; once stopping, its answer closes the connection. */
-  readonly track: (request: IncomingMessage, response: ServerResponse) => void
-  /** The phases, run once as the listener's release. */
-  readonly stop: (stopAccepting: StopAccepting) => Effect.Effect<void>
-}
-
-/** The graceful stop of `server`, marking `lifecycle` stopping as it begins. */
+/**
+ * The graceful stop of `server`, marking `lifecycle` stopping as it begins: `track` counts a request until its answer
+ * is done (once stopping, its answer closes the connection); `stop` runs the phases, once, as the listener's release.
+ */
 export const makeDrain = (options: {
   readonly server: Server
   readonly lifecycle: LifecycleService
   readonly drainMs: number
   readonly timeoutMs: number
-}): Drain => {
+}) => {
   const { lifecycle, server } = options
   let inFlight = 0
   const track = (_request: IncomingMessage, response: ServerResponse) => {
