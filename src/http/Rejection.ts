@@ -19,11 +19,7 @@ import {
  * The rejection style of the matched route by request (the Node request under it): set by RequestShape, read by the
  * edge after decoding failed, which runs outside the route's middleware and so sees nothing the middleware provides.
  */
-export const CurrentStyle = {
-  styles: new WeakMap<IncomingMessage, RejectionStyle>(),
-  get: (request: IncomingMessage): RejectionStyle | undefined => CurrentStyle.styles.get(request),
-  set: (request: IncomingMessage, style: RejectionStyle): void => void CurrentStyle.styles.set(request, style)
-}
+export const CurrentStyle = new WeakMap<IncomingMessage, RejectionStyle>()
 
 /** One decoding issue in words, e.g. `unknown field "foo"` or `deadline_ms: Expected ...`. */
 export const describeIssue = (issue: { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }) => {
