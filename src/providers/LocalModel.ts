@@ -21,8 +21,7 @@ import { routerAnswerer, shippedClassifier } from "../router/classifier/RouterAn
 import { canonicalJson, sha256Hex } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 import { letterPromptBytes } from "./LetterReadout.js"
-import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
-import type { Read, ReadOptions, ReadOutcome } from "./ModelProvider.js"
+import { ModelProvider, ProviderFailure, type Read, type ReadOptions, type ReadOutcome } from "./ModelProvider.js"
 
 /** The local model's ledger identity. */
 export const LOCAL_IDENTITY = { provider: "local", modelId: "arbiter-local-1" } as const

@@ -13,8 +13,7 @@ import {
   ProviderUnavailable
 } from "../../schema/Errors.js"
 import type { PostResult } from "./HttpPost.js"
-import { parseLetterResponse, parseThoughtResponse } from "./LetterReadout.js"
-import type { Usage } from "./LetterReadout.js"
+import { parseLetterResponse, parseThoughtResponse, type Usage } from "./LetterReadout.js"
 import type { ModelCall, ProviderError } from "./ModelProvider.js"
 import type { FailureKind } from "./UpstreamRetry.js"
 
