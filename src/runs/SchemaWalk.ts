@@ -193,8 +193,7 @@ const evaluatePointer = (root: unknown, pointer: string): unknown => {
   return value
 }
 
-const isSchema = (value: unknown): boolean =>
-  typeof value === "boolean" || (typeof value === "object" && value !== null && !Array.isArray(value))
+const isSchema = (value: unknown): boolean => typeof value === "boolean" || Predicate.isObject(value)
 
 /** Whether `ref`, resolved against `base`, lands on a schema of the document. */
 const resolves = (index: SchemaIndex, ref: string, base: string): boolean => {

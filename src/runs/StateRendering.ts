@@ -26,7 +26,6 @@ const scalarSize = (value: string, pad: string): number => {
 const scalar = (value: unknown, pad: string): string => {
   if (value === null || value === undefined) return "null"
   if (typeof value === "string") return value === "" ? `""` : value.split("\n").join(`\n${pad}${INDENT}`)
-  if (typeof value === "number" || typeof value === "boolean") return JSON.stringify(value)
   return JSON.stringify(value) ?? "null"
 }
 
