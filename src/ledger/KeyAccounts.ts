@@ -11,6 +11,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { query, type Statement } from "../db/LedgerSql.js"
+import type { QuotaRefusal } from "./QuotaLedger.js"
 
 /** The period a key's spend and token limits count over. */
 export type KeyPeriod = "day" | "month" | "total"
@@ -79,17 +80,9 @@ export interface KeyPositionRow {
   readonly bucket: number | null
 }
 
-/** Why a key's limits refuse a run. */
+/** Why a key's limits refuse a run: a limit of its period (in the quota's terms), or its rate. */
 export type KeyRefusal =
-  | {
-    readonly _tag: "KeyQuota"
-    readonly quota: "spend" | "tokens"
-    readonly limit: number
-    readonly used: number
-    readonly held: number
-    readonly asked: number
-    readonly period: KeyPeriod
-  }
+  | QuotaRefusal & { readonly _tag: "KeyQuota"; readonly period: KeyPeriod }
   | { readonly _tag: "KeyRate"; readonly runsPerMinute: number; readonly retryAfterSeconds: number }
 
 /**
