@@ -118,7 +118,6 @@ export const admitExact = (
 ): Effect.Effect<ExactDecision, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
-      // The position and the run already stored under the key, read under the organization's lock in one round trip.
       const read = () =>
         Effect.map(
           lockPositionAnd(client, run.organizationId, run.period, [

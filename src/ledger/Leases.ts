@@ -112,7 +112,6 @@ export const grantLease = (
 ): Effect.Effect<LeaseRow | undefined, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
-      // The position and this holder's current lease, read under the organization's lock in one round trip.
       const read = yield* lockPositionAnd(client, organizationId, period, [
         { statement: currentLease, values: [holder, organizationId, period] }
       ])

@@ -140,7 +140,6 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
         if (route === undefined) handler(request, response)
         else route(request, response)
       })
-      // Stopping: drained, then closed, in phases (Drain.ts).
       const drain = makeDrain({
         server,
         lifecycle: yield* Lifecycle,
