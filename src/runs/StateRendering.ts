@@ -111,19 +111,14 @@ const renderContainer = (
     const [key, value] = frame.entries[frame.index]!
     frame.index += 1
     const { depth, pad } = frame
+    const head = key === undefined ? `${pad}- ` : `${pad}${key}: `
     const empty = isEmptyContainer(value)
-    if (key !== undefined) {
-      if (empty !== null) push(`${pad}${key}: ${empty}`)
-      else if (Predicate.isObjectOrArray(value)) {
-        push(`${pad}${key}:`)
-        stack.push(frameOf(value, depth + 1))
-      } else pushScalar(`${pad}${key}: `, value, pad)
-    } else {
-      if (empty !== null) push(`${pad}- ${empty}`)
-      else if (Predicate.isObjectOrArray(value)) {
-        dashes.push([lines.length, pad.length])
-        stack.push(frameOf(value, depth + 1))
-      } else pushScalar(`${pad}- `, value, pad)
+    if (empty !== null) push(`${head}${empty}`)
+    else if (!Predicate.isObjectOrArray(value)) pushScalar(head, value, pad)
+    else {
+      if (key === undefined) dashes.push([lines.length, pad.length])
+      else push(`${pad}${key}:`)
+      stack.push(frameOf(value, depth + 1))
     }
   }
   applyDashes(lines, dashes)
