@@ -71,12 +71,6 @@ const encodings: ReadonlyMap<string, Encoding> = new Map<string, Encoding>([
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 
-/** Whether an error is one of the contract's (a code, or a plain-text rejection). */
-const isContractError = (error: unknown): boolean => {
-  const tag = tagOf(error)
-  return tag !== undefined && encodings.has(tag)
-}
-
 /** The response of one of the contract's errors; undefined for any other value. */
 const contractErrorResponse = (
   error: unknown
@@ -139,7 +133,8 @@ const mapCause = (table: RouteTable, request: HttpServerRequest.HttpServerReques
     return Effect.succeed(emptyResponse(table.allowsPath(path) ? 405 : 404))
   }
   if (HttpApiError.HttpApiSchemaError.is(error)) return decodingFailure(request, error)
-  if (reason !== undefined && Cause.isFailReason(reason) && isContractError(error)) return respond(error)
+  // A failure the contract declares (a code, or a plain-text rejection) is answered as it is.
+  if (reason !== undefined && Cause.isFailReason(reason) && encodings.has(tagOf(error) ?? "")) return respond(error)
   return unparsedBody(request, error) ?? unexpected(cause)
 }
 
