@@ -50,15 +50,13 @@ const usageTransaction = (now: Date): { readonly id: string; readonly descriptio
 export interface CreditStoreService {
   /**
    * Admission's credit rule for a run asking `micros`, against a position read under the organization's lock:
-   * undefined when billing is off or the free credit covers it, else the refusal (spec: 402). The run ledger's exact
-   * admission applies it (Admission.ts).
+   * undefined when billing is off or the free credit covers it, else the refusal (spec: 402).
    */
   readonly hold: (position: Position, micros: number) => CreditRefusal | undefined
   /**
-   * Settlement's credit part, a fragment of the run ledger's settlement statement over its `moves`: a run holding
-   * credit has the cost billed now captured from its organization's balance, and the UTC day's usage transaction
-   * grows by the same amount (`$3` its id, `$4` its description, `$5` the settlement's time, from
-   * `usageTransaction`); returns the balances after.
+   * Settlement's credit part, a fragment of the settlement statement over its `moves`: a run holding credit has the
+   * cost billed now captured from its organization's balance, and the UTC day's usage transaction grows by as much
+   * (`$3` its id, `$4` its description, from `usageTransaction`; `$5` the settlement's time); gives the balances after.
    */
   readonly captureSql: string
   /** The usage transaction a settlement at `now` adds to (`captureSql`'s `$3` and `$4`). */

@@ -71,8 +71,7 @@ const readStatement: Statement = {
 export interface QuotaLedgerService {
   /**
    * Admission's quota rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under
-   * the organization's lock: undefined when settled + escrowed + the ask fits every limit, else the first limit it
-   * would pass (spend before tokens). The run ledger's exact admission applies it (Admission.ts).
+   * the organization's lock: undefined when settled + escrowed + the ask fits every limit, else the first it passes.
    */
   readonly reserve: typeof reserve
   /**
