@@ -36,9 +36,8 @@ const IdleAfterMs = 2_000
 
 /**
  * The event loop's lag (ms, decaying with time), sampled every `SampleEveryMs` while the shedable routes are being
- * asked and every `IdleSampleEveryMs` otherwise: a JavaScript timer every 10 ms costs an idle process more CPU than
- * all its other background work, one every 100 ms a tenth of that, and a lag that matters (a
- * stall of the loop, tens of milliseconds and more) is still seen by the first sample after it.
+ * asked and every `IdleSampleEveryMs` otherwise (a fast timer would cost an idle process more CPU than all its other
+ * background work); a lag that matters, a stall of tens of milliseconds and more, is seen by the first sample after it.
  */
 class LagSampler {
   lag = 0
