@@ -18,17 +18,6 @@ interface AuditCheck {
   readonly examples: ReadonlyArray<Record<string, unknown>>
 }
 
-/** What was in flight in the snapshot. */
-interface InFlight {
-  readonly runs_holding: number
-  readonly runs_holding_past_deadline: number
-  readonly unbilled_calls: number
-  readonly leases: number
-  readonly leases_holding: number
-  readonly holders: number
-  readonly holders_stale: number
-}
-
 /** How many example rows a check reports. */
 const ExampleRows = 5
 
@@ -121,7 +110,15 @@ const inFlightQuery = `SELECT
     current_setting('autovacuum') AS autovacuum,
     now() AS audited_at`
 
-interface InFlightRow extends InFlight {
+/** The snapshot's figures: what was in flight (`in_flight`), and what the warnings read. */
+interface InFlightRow {
+  readonly runs_holding: number
+  readonly runs_holding_past_deadline: number
+  readonly unbilled_calls: number
+  readonly leases: number
+  readonly leases_holding: number
+  readonly holders: number
+  readonly holders_stale: number
   readonly organizations: number
   readonly autovacuum: string
   readonly audited_at: Date | string
