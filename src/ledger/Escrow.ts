@@ -60,13 +60,6 @@ export interface Reservation {
   readonly tokens: number
 }
 
-/** How an organization's admissions have been arriving (for slice sizes). */
-interface Rate {
-  perSecond: number
-  tokensPerRun: number
-  lastAt: number
-}
-
 /** Runs a slice should cover at the organization's recent rate: two seconds of them, 4 to 512. */
 export const SliceSeconds = 2
 export const MinSliceRuns = 4
@@ -77,7 +70,8 @@ const free = (part: Part) => part.amount - part.held
 export class Escrow {
   private readonly slices = new Map<string, Slice>()
   private readonly byLease = new Map<string, Slice>()
-  private readonly rates = new Map<string, Rate>()
+  /** How each organization's admissions have been arriving (for slice sizes). */
+  private readonly rates = new Map<string, { perSecond: number; tokensPerRun: number; lastAt: number }>()
 
   /** Takes `needs` from the organization's slice for `period` when it covers them; undefined otherwise. */
   reserve(organizationId: string, period: string, needs: Needs): Reservation | undefined {

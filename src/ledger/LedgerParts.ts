@@ -73,9 +73,6 @@ export class AfterSettlement extends Context.Service<
   static readonly none = Layer.succeed(AfterSettlement, () => Effect.void)
 }
 
-/** Runs an effect in a fiber of the ledger's own (its services), in the background: nothing interrupts it. */
-export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
-
 /** What the ledger's operations share in one process. */
 export interface LedgerParts {
   /** The quota ledger, whose rule admission applies and whose counters settlement commits to. */
@@ -85,7 +82,8 @@ export interface LedgerParts {
   readonly pools: PgPools["Service"]
   readonly holder: LedgerHolder["Service"]
   readonly after: AfterSettlement["Service"]
-  readonly fork: Fork
+  /** Runs an effect in a fiber of the ledger's own (its services), in the background: nothing interrupts it. */
+  readonly fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
   readonly escrow: Escrow
   readonly limitedKeys: RecentKeys
   readonly queue: ReturnType<typeof makeSettlementQueue>
