@@ -32,7 +32,6 @@ export type PostFailure =
 /** The connections to one upstream endpoint, and the request line and headers every POST to it sends. */
 export interface Endpoint {
   readonly pool: Pool
-  /** The path and query string of the endpoint. */
   readonly path: string
   /** The request's headers as name, value, name, value, ...; `content-type` included, `content-length` computed. */
   readonly headers: ReadonlyArray<string>

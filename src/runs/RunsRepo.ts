@@ -22,7 +22,6 @@ export type RunListStart =
   | { readonly _tag: "After"; readonly key: Keyset }
 
 export interface RunsRepoService {
-  /** One run of an organization. */
   readonly get: (organizationId: string, id: string) => Effect.Effect<Option.Option<RunRow>, DatabaseUnavailable>
   /** Up to `limit` of an organization's runs, newest first, from `start`, each with its position. */
   readonly page: (

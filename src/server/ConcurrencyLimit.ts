@@ -77,7 +77,6 @@ export class AdaptiveLimit {
     this.limitValue = options.initial
   }
 
-  /** The number of requests that may be served at once now. */
   get limit(): number {
     return Math.floor(this.limitValue)
   }
@@ -97,8 +96,7 @@ export class AdaptiveLimit {
       this.limitValue = Math.min(this.options.max, this.limitValue + this.options.smoothing * Math.sqrt(this.limitValue))
       return
     }
-    // Past it: Little's law, once a rate is known and the process is warm. Runs slow while the loop idles are
-    // waiting, not queueing: there the rate falls with the limit, which Little's law would take to its minimum.
+    // Past it: Little's law, once a rate is known and the process is warm and busy (`loopBusy`).
     if (this.rate === 0 || now - this.firstAt < this.options.warmupMs) return
     if (this.options.loopBusy !== undefined && this.options.loopBusy() < BusyLoop) return
     const next = Math.min(this.limitValue, this.rate * this.options.budgetMs)

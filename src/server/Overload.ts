@@ -155,11 +155,9 @@ export interface OverloadGuard {
    */
   readonly shedOnceRead: (request: IncomingMessage, response: ServerResponse) => boolean
   readonly stop: () => void
-  /** The adaptive limit now. */
   readonly limit: () => number
-  /** The shedable requests being served now. */
   readonly inFlight: () => number
-  /** Of them, those using the process (not waiting on the upstream model): what the adaptive limit holds. */
+  /** Of the shedable requests in flight, those using the process (not waiting on the upstream model). */
   readonly using: () => number
 }
 
