@@ -84,10 +84,8 @@ export const serverSpanName = (routes: RouteLabeler) => (request: HttpServerRequ
 
 /** Builds a request handler whose server spans are named by `serverSpanName`, over the boundary's routes. */
 export const withServerSpanNames = <A, E, R>(makeHandler: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Boundary> =>
-  Effect.gen(function*() {
-    const { table } = yield* Boundary
-    return yield* Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, serverSpanName(makeRouteLabeler(table.routes)))
-  })
+  Effect.flatMap(Boundary, ({ table }) =>
+    Effect.provideService(makeHandler, HttpMiddleware.SpanNameGenerator, serverSpanName(makeRouteLabeler(table.routes))))
 
 /** The server span the fiber's request runs in, if tracing made one. */
 const serverSpanOf = (fiber: Fiber.Fiber<unknown, unknown>): Tracer.Span | undefined => {
