@@ -32,20 +32,17 @@ export const templateRegExp = (template: string): RegExp =>
   )
 
 export const makeRouteLabeler = (routes: Iterable<RouteEntry>): RouteLabeler => {
-  const exact = new Map<string, Map<string, string>>()
+  const exact = new Set<string>()
   const patterns: Array<{ readonly method: string; readonly pattern: RegExp; readonly template: string }> = []
   for (const { method, path } of routes) {
     if (path.includes(":") || path.includes("*")) {
       patterns.push({ method, pattern: templateRegExp(path), template: path })
       continue
     }
-    const methods = exact.get(path) ?? new Map<string, string>()
-    methods.set(method, path)
-    exact.set(path, methods)
+    exact.add(path)
   }
   return (method, path) => {
-    const methods = exact.get(path)
-    if (methods !== undefined) return path
+    if (exact.has(path)) return path
     let other: string | undefined
     for (const entry of patterns) {
       if (!entry.pattern.test(path)) continue
