@@ -44,9 +44,6 @@ export const withServerNodeFlags = (execArgv: ReadonlyArray<string>): Array<stri
 /** A dying worker is started again, but not more often than this. */
 const RestartDelayMs = 1_000
 
-/** The address the workers' primary accepts on (`HOST`, `PORT`), or undefined when the settings do not parse. */
-const listenAddress = (): SharedAddress | undefined => Option.getOrUndefined(Effect.runSync(Effect.option(ListenAddressConfig)))
-
 /**
  * Runs `serve` in this process, or in `WORKERS` worker processes started from it: this process then reserves their
  * port (SharedPort.ts) and supervises them.
@@ -56,9 +53,9 @@ export const runWorkers = (serve: () => void): void => {
   const count = workerCount()
   if (count === 1) return serve()
   process.env.LOCAL_BILLING_SIGNING_KEY ??= randomBytes(32).toString("hex")
-  const address = listenAddress()
-  // Settings that do not parse (main.ts checks them all before this, so only a caller that did not): the workers
-  // start anyway, to report them as a single process would, and stop.
+  const address = Option.getOrUndefined(Effect.runSync(Effect.option(ListenAddressConfig)))
+  // `HOST` and `PORT` that do not parse (main.ts checks them all before this, so only a caller that did not): the
+  // workers start anyway, to report them as a single process would, and stop.
   if (address === undefined) return superviseWorkers(count, undefined)
   reservePort(address).then(
     (reserved) => superviseWorkers(count, reserved),
