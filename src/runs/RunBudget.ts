@@ -22,21 +22,19 @@ export interface CostedCall extends ModelCall {
   readonly costMicros: number
 }
 
-/** What is still held for one read in flight (its worst case, less the cost of its calls priced so far). */
-export interface ReadHold {
-  remaining: number
-}
-
 /** The spend state of one run. */
 export interface RunBudget {
   /** The priced worst case of a read with this estimate and thought length. */
   readonly worstCase: (estimate: ReadEstimate, thinkTokens: number) => number
   /** Holds `worst` if it fits beside what is spent and held; false (holding nothing) when it would pass the ceiling. */
   readonly hold: (worst: number) => boolean
-  /** Prices one call as it ends: adds its cost to the spend, in place of as much of its read's hold. */
-  readonly price: (hold: ReadHold, call: ModelCall) => CostedCall
+  /**
+   * Prices one call as it ends: adds its cost to the spend, in place of as much of its read's hold (what is still
+   * held for the read: its worst case, less the cost of its calls priced so far).
+   */
+  readonly price: (hold: { remaining: number }, call: ModelCall) => CostedCall
   /** Releases what remains of a read's hold once it ended and learns the estimate ratio from its calls. */
-  readonly release: (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => void
+  readonly release: (hold: { remaining: number }, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => void
   /** What is spent and held now, for messages. */
   readonly snapshot: () => { readonly spent: number; readonly held: number; readonly ceiling: number }
 }
