@@ -196,10 +196,7 @@ export const settleOnKeysStatement = `
     RETURNING k.key_id
   )`
 
-/**
- * How long a key seen with limits has its runs batched under its lock (keyed batches; a key whose limits were
- * cleared, at most this long).
- */
+/** How long a key seen with limits has its runs batched under its lock (keyed batches), even once they are cleared. */
 export const LimitedKeyMemoryMs = 30_000
 
 /** Keys seen with limits lately (bounded: the oldest are forgotten first). */

@@ -11,7 +11,6 @@ import type { Run, RunListPageSchema } from "../../schema/RunsApi.js"
 import { uuidFromHex } from "../ids/Ids.js"
 import type { RunRow } from "../ledger/RunRecord.js"
 
-export type { Answer } from "./Answers.js"
 export type { RunRow } from "../ledger/RunRecord.js"
 
 const Compact = /^run_([0-9a-f]{32})$/
