@@ -99,7 +99,6 @@ export const parseJsonBody = (text: string, limit: number = MaxJsonDepth): JsonB
   return { _tag: "TooDeep", detail: `${where} nests deeper than ${limit} levels of arrays and objects` }
 }
 
-/** The headers of a request, as Node or the platform holds them. */
 type AnyHeaders = IncomingHttpHeaders | HttpServerRequest.HttpServerRequest["headers"]
 
 /** The request carries a body (a length over zero, or chunked). */
@@ -120,12 +119,12 @@ export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): Inc
 /** The connection closed before the request's body had arrived: the client went away, or its body was late. */
 const clientGone = (raw: IncomingMessage): boolean => !raw.complete && (raw.destroyed || raw.socket.destroyed)
 
-/** The words logged (at debug level, without a stack) when a client leaves before its body has arrived. */
 export const UploadAbortedMessage = "the client closed the connection before its request body arrived"
 
 /**
- * A client that aborts its upload is a normal event (decisions.md, Precise rules): logged at debug level, and the
- * request's fiber ends interrupted, as the platform ends one whose client left, so no failure is logged or answered.
+ * A client that aborts its upload is a normal event (decisions.md, Precise rules): logged at debug level (without a
+ * stack), and the request's fiber ends interrupted, as the platform ends one whose client left, so no failure is
+ * logged or answered.
  */
 const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(UploadAbortedMessage), Effect.interrupt)
 
