@@ -131,7 +131,6 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: ReturnType<
       : Effect.andThen(HttpApiError.HttpApiSchemaError.wrap("Params", path(params)), decodeRest(body, given))
 }
 
-/** The boundary's view of an endpoint with a request shape. */
 const endpointInfo = (
   endpoint: HttpApiEndpoint.Top,
   annotations: Context.Context<never>,

@@ -42,7 +42,6 @@ export interface PendingRun {
   readonly keyId: string | null
 }
 
-/** What the exact way decided. */
 export type ExactOutcome =
   | { readonly _tag: "Stored"; readonly holdCredit: boolean }
   | { readonly _tag: "Replayed"; readonly existing: RunRow }

@@ -43,7 +43,6 @@ export interface AdmittedRun {
   readonly reservation: Reservation | undefined
 }
 
-/** What admission decided. */
 export type AdmissionOutcome =
   | { readonly _tag: "Admitted"; readonly run: AdmittedRun }
   | { readonly _tag: "Replayed"; readonly run: RunRow }
