@@ -8,14 +8,10 @@
 let waiting = 0
 
 /** A request starts waiting on the upstream model (the upstream part of its `Server-Timing`). */
-export const enterUpstream = (): void => {
-  waiting++
-}
+export const enterUpstream = (): void => void waiting++
 
 /** It stops waiting (however the wait ended). */
-export const leaveUpstream = (): void => {
-  waiting--
-}
+export const leaveUpstream = (): void => void waiting--
 
 /** The requests waiting on the upstream model now. */
 export const waitingOnUpstream = (): number => waiting
