@@ -1,9 +1,7 @@
 /**
  * The boundary of an HttpApi as one layer: the route table its edge (ErrorBoundary.ts, applied around the router by
- * src/server/Listen.ts: request id, CORS, odd paths, error mapping) and its request-shape middlewares work from, and
- * both request-shape middlewares; beside it, the settings of the router the routes are served by, which neither
- * forgives a trailing slash nor folds case. The service's API uses it, and so does the small API the boundary tests
- * define.
+ * src/server/Listen.ts) and its request-shape middlewares work from, and both request-shape middlewares; beside it,
+ * the settings of the router the routes are served by, which neither forgives a trailing slash nor folds case.
  */
 import { Context, Layer } from "effect"
 import type { HttpApi, HttpApiGroup } from "effect/http-api"

@@ -7,7 +7,6 @@
 const AllowMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 const AllowHeaders = "authorization, content-type, idempotency-key, x-request-id"
 
-/** The CORS policy for a set of allowed origins. */
 export interface Cors {
   /** Headers to add to an ordinary response, or undefined when the origin is not allowed. */
   readonly responseHeaders: (origin: string | undefined) => Record<string, string> | undefined

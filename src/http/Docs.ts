@@ -1,8 +1,7 @@
 /**
- * `GET /docs`: the interactive API reference (Scalar) over the OpenAPI document, the same page effect's
- * `HttpApiScalar.layer` serves, except that Scalar's 3.3 MB script is read from the installed effect on
- * the first request instead of being compiled into the bundle: as a string literal in dist/main.mjs it cost every
- * start about 0.2 s (reading, decoding and scanning it), for a page most starts never serve.
+ * `GET /docs`: the interactive API reference (Scalar) over the OpenAPI document, the page effect's
+ * `HttpApiScalar.layer` serves, except that Scalar's 3.3 MB script is read from the installed effect on the first
+ * request instead of being compiled into the bundle, where every start would pay for reading it.
  */
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"

@@ -1,23 +1,85 @@
 /**
  * The edge every request passes: it fixes the request id (header on every response, `request_id` in every JSON
  * error), answers CORS (a preflight only on a path that exists), refuses odd paths and `HEAD` (404 on an unknown
- * path, 405 on a known one), holds the 1 MiB body limit on the routes nothing else reads a body for, and maps whatever escaped the router
- * into the contract: 404/405 with empty bodies, decoding failures in the route's rejection style, the contract's
- * errors as they are, and anything unexpected as `500 internal_error`, logged with its cause. Database failures
- * arrive here already mapped (`database_unavailable`, at each repository's edge: db/Unavailable.ts).
+ * path, 405 on a known one), holds the 1 MiB body limit on the routes nothing else reads a body for, and maps
+ * whatever escaped the router into the contract: 404/405 with empty bodies, decoding failures in the route's
+ * rejection style, the contract's errors as they are, anything else as `500 internal_error`, logged with its cause.
+ * What it answers itself is encoded as an endpoint encodes its errors: the JSON envelope of the code (`wire`) or the
+ * plain-text rejection (`wireText`), with its status and content type.
  */
-import { ByteSize, Cause, Context, Effect, Scope } from "effect"
+import { ByteSize, Cause, Context, Effect, Schema, type SchemaAST, Scope } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { MiB } from "../../schema/Annotations.js"
-import { CurrentRequestId, InternalError } from "../../schema/Errors.js"
+import {
+  CurrentRequestId,
+  ErrorClasses,
+  InternalError,
+  JsonDataRejection,
+  JsonSyntaxRejection,
+  PayloadTooLargeRejection,
+  QueryStringRejection,
+  UnsupportedMediaTypeRejection,
+  wire,
+  wireText
+} from "../../schema/Errors.js"
 import type { Cors } from "./Cors.js"
-import { contractErrorResponse, isContractError } from "./ErrorResponses.js"
 import { badBody, CurrentStyle, describeParseError, notJson } from "./Rejection.js"
 import { requestIdFor } from "./RequestId.js"
+import { pathOf } from "./RouteLabels.js"
 import { hasBody, nodeRequestOf, readBody } from "./RequestShape.js"
 import type { RouteTable } from "./RouteTable.js"
 import { annotateSpan } from "../telemetry/Spans.js"
+
+/** The status an error class is annotated with (`httpApiStatus`), 500 when none is. */
+const statusOf = (ast: SchemaAST.AST): number => {
+  const status = ast.annotations?.httpApiStatus ?? ast.context?.annotations?.httpApiStatus
+  return typeof status === "number" ? status : 500
+}
+
+interface Encoding {
+  readonly encode: (error: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+  readonly status: number
+  readonly respond: (body: unknown, status: number) => HttpServerResponse.HttpServerResponse
+}
+
+const json = (body: unknown, status: number) =>
+  HttpServerResponse.text(JSON.stringify(body), { status, contentType: "application/json" })
+const text = (body: unknown, status: number) =>
+  HttpServerResponse.text(String(body), { status, contentType: "text/plain; charset=utf-8" })
+
+const TextRejections = [
+  JsonSyntaxRejection,
+  QueryStringRejection,
+  PayloadTooLargeRejection,
+  UnsupportedMediaTypeRejection,
+  JsonDataRejection
+] as const
+
+/** Every error the edge answers, by its tag (the wire code, or the rejection's name). */
+const encodings: ReadonlyMap<string, Encoding> = new Map<string, Encoding>([
+  ...ErrorClasses.map((cls): [string, Encoding] => [
+    cls._tag,
+    { encode: Schema.encodeUnknownEffect(wire(cls)), status: statusOf(cls.ast), respond: json }
+  ]),
+  ...TextRejections.map((cls): [string, Encoding] => [
+    cls._tag,
+    { encode: Schema.encodeUnknownEffect(wireText(cls as any)), status: statusOf(cls.ast), respond: text }
+  ])
+])
+
+const tagOf = (u: unknown): string | undefined =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
+
+/** The response of one of the contract's errors; undefined for any other value. */
+const contractErrorResponse = (
+  error: unknown
+): Effect.Effect<HttpServerResponse.HttpServerResponse, Schema.SchemaError> | undefined => {
+  const tag = tagOf(error)
+  const encoding = tag === undefined ? undefined : encodings.get(tag)
+  if (encoding === undefined) return undefined
+  return Effect.map(encoding.encode(error), (body) => encoding.respond(body, encoding.status))
+}
 
 /**
  * A path whose percent-encoding does not decode (a `%` without two hex digits, or bytes that are not UTF-8): no
@@ -71,7 +133,8 @@ const mapCause = (table: RouteTable, request: HttpServerRequest.HttpServerReques
     return Effect.succeed(emptyResponse(table.allowsPath(path) ? 405 : 404))
   }
   if (HttpApiError.HttpApiSchemaError.is(error)) return decodingFailure(request, error)
-  if (reason !== undefined && Cause.isFailReason(reason) && isContractError(error)) return respond(error)
+  // A failure the contract declares (a code, or a plain-text rejection) is answered as it is.
+  if (reason !== undefined && Cause.isFailReason(reason) && encodings.has(tagOf(error) ?? "")) return respond(error)
   return unparsedBody(request, error) ?? unexpected(cause)
 }
 
@@ -98,8 +161,7 @@ export const errorBoundary = (table: RouteTable, cors: Cors) =>
     const requestId = requestIdFor(headers["x-request-id"])
     // The id stays on the request's fiber for the rest of the request, as its log lines and error envelopes read it.
     fiber.setContext(Context.add(fiber.context, CurrentRequestId, requestId))
-    const query = request.url.indexOf("?")
-    const path = query === -1 ? request.url : request.url.slice(0, query)
+    const path = pathOf(request.url)
     // Paths are exact: a trailing slash or an empty segment is no route (the router would forgive both), and a path
     // whose percent-encoding does not decode names no resource.
     const odd = (path.length > 1 && (path.endsWith("/") || path.includes("//"))) || malformedEncoding(path)

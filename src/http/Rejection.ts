@@ -19,38 +19,24 @@ import {
  * The rejection style of the matched route by request (the Node request under it): set by RequestShape, read by the
  * edge after decoding failed, which runs outside the route's middleware and so sees nothing the middleware provides.
  */
-export const CurrentStyle = {
-  styles: new WeakMap<IncomingMessage, RejectionStyle>(),
-  get: (request: IncomingMessage): RejectionStyle | undefined => CurrentStyle.styles.get(request),
-  set: (request: IncomingMessage, style: RejectionStyle): void => void CurrentStyle.styles.set(request, style)
-}
+export const CurrentStyle = new WeakMap<IncomingMessage, RejectionStyle>()
 
-/** One decoding issue in words, e.g. `unknown field "foo"` or `deadline_ms: Expected ...`. */
-export const describeIssue = (issue: { readonly path: ReadonlyArray<PropertyKey>; readonly message: string }) => {
-  const path = issue.path.map(String).join(".")
-  // A struct with fields says `is unexpected, expected: "a" | "b"`; the rejection names the field either way.
-  if (issue.message === "is unexpected" || issue.message.startsWith("is unexpected,")) return `unknown field "${path}"`
-  if (issue.message === "is missing") return `missing field "${path}"`
-  return path === "" ? issue.message : `${path}: ${issue.message}`
-}
-
-/** Schema's wording of an issue, but a missing or unexpected key in the words `describeIssue` names fields by. */
+/** Schema's wording of an issue, but a missing or unexpected key in the words the rejection names fields by. */
 const leafHook: SchemaIssue.LeafHook = (issue) =>
   issue._tag === "MissingKey" ? "is missing" : issue._tag === "UnexpectedKey" ? "is unexpected" : SchemaIssue.defaultLeafHook(issue)
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook })
 
-/** Each issue of a schema failure with its path and message. */
-export const issuesOf = (issue: SchemaIssue.Issue): ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> =>
-  formatIssues(issue).issues.map((each) => ({
-    path: (each.path ?? []).map((key) => typeof key === "object" ? key.key : key),
-    message: each.message
-  }))
-
-/** The first issue of a schema failure in words. */
+/** The first issue of a schema failure in words, e.g. `unknown field "foo"` or `deadline_ms: Expected ...`. */
 export const describeParseError = (error: Schema.SchemaError | SchemaIssue.Issue): string => {
-  const issues = issuesOf("issue" in error ? error.issue : error)
-  return issues.length === 0 ? "does not match the schema" : describeIssue(issues[0]!)
+  const first = formatIssues("issue" in error ? error.issue : error).issues[0]
+  if (first === undefined) return "does not match the schema"
+  const path = (first.path ?? []).map((key) => String(typeof key === "object" ? key.key : key)).join(".")
+  const { message } = first
+  // A struct with fields says `is unexpected, expected: "a" | "b"`; the rejection names the field either way.
+  if (message === "is unexpected" || message.startsWith("is unexpected,")) return `unknown field "${path}"`
+  if (message === "is missing") return `missing field "${path}"`
+  return path === "" ? message : `${path}: ${message}`
 }
 
 /** Body over the route's limit. */

@@ -1,20 +1,19 @@
 /**
  * The one place a request's size, content type, body and query string are checked before HttpApi decodes the
- * payload (check order: routing, credential, then these, then decoding, then the scope; on a route that takes a
- * payload the scope comes before its body is read, after what the headers alone say against it). On a route that
- * takes a body it reads the body under the route's limit (within `REQUEST_BODY_TIMEOUT_MS`, server/BodyDeadline.ts),
- * parses it as JSON and refuses a body nested deeper than `MaxJsonDepth`; the handler then runs on a view of the
- * request that hands HttpApi the parsed value (below). It also records the route's rejection style for the edge, which
- * maps whatever decoding fails afterwards. Last, on a route without a payload, it checks the endpoint's scope
- * (src/auth/Scopes.ts), which the contract puts after decoding.
+ * payload, in the contract's check order: routing, credential, these, decoding, then the scope (on a route that takes
+ * a payload, the scope comes before its body is read, after what the headers alone say against it). A body is read
+ * under the route's limit, parsed as JSON no deeper than `MaxJsonDepth`, and handed to HttpApi already parsed (the
+ * view below). It also records the route's rejection style for the edge, which maps whatever decoding fails after.
+ * A body nested more than `MaxJsonDepth` levels of arrays and objects (the outermost one is level 1) is refused like
+ * any body that does not match its route's schema, so no later step (decoding, digests, rendering) ever walks a value
+ * deep enough to exhaust the stack; the depth is measured without recursion.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer, Predicate } from "effect"
 import { Headers, HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpApiEndpoint } from "effect/http-api"
 import type { RejectionStyle } from "../../schema/Annotations.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
-import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
 import { badBody, badQuery, type BodyRejection, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
 import { checkScope } from "../auth/Scopes.js"
 import { unstorableIn } from "../db/StorableText.js"
@@ -24,13 +23,91 @@ import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./ShedOnceRead
 import { newTimingMarks, serverTimingValue } from "./ServerTiming.js"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 
+/** The deepest nesting of arrays and objects a JSON request body may have (docs/decisions.md, Boundary). */
+export const MaxJsonDepth = 256
+
+// RFC 6838 restricted-name characters of a subtype, before the `+json` structured-syntax suffix.
+const StructuredJson = /^application\/[a-z0-9!#$&^_.+-]+\+json$/
+
+/**
+ * Whether a Content-Type names JSON: `application/json` or an `application/<subtype>+json` type, case-insensitive,
+ * parameters (`; charset=utf-8`) allowed.
+ */
+export const isJsonContentType = (value: string | undefined): boolean => {
+  if (value === undefined) return false
+  const essence = value.split(";", 1)[0]!.trim().toLowerCase()
+  return essence === "application/json" || StructuredJson.test(essence)
+}
+
+/**
+ * The top-level field under which a value nests deeper than `limit` levels ("" when the value itself is an array
+ * that does), or undefined when it does not. Iterative: an explicit stack, so any depth is safe to measure; it stops
+ * at the first level past the limit.
+ */
+export const tooDeepUnder = (value: unknown, limit: number = MaxJsonDepth): string | undefined => {
+  if (!Predicate.isObjectOrArray(value)) return undefined
+  if (limit < 1) return ""
+  const nodes: Array<object> = []
+  const depths: Array<number> = []
+  const fields: Array<string> = []
+  const top = Array.isArray(value) ? value.map((item) => ["", item] as const) : Object.entries(value)
+  for (const [field, child] of top) {
+    if (Predicate.isObjectOrArray(child)) {
+      nodes.push(child)
+      depths.push(2)
+      fields.push(field)
+    }
+  }
+  while (nodes.length > 0) {
+    const node = nodes.pop()!
+    const depth = depths.pop()!
+    const field = fields.pop()!
+    if (depth > limit) return field
+    const children: ReadonlyArray<unknown> = Array.isArray(node) ? node : Object.values(node)
+    for (const child of children) {
+      if (Predicate.isObjectOrArray(child)) {
+        nodes.push(child)
+        depths.push(depth + 1)
+        fields.push(field)
+      }
+    }
+  }
+  return undefined
+}
+
+/** What reading a body's text as JSON gave: the value, or the problem in words and its kind. */
+export type JsonBodyResult =
+  | { readonly _tag: "Parsed"; readonly value: unknown }
+  | { readonly _tag: "Malformed"; readonly detail: string }
+  | { readonly _tag: "TooDeep"; readonly detail: string }
+
+/**
+ * Parses a request body. An empty (or blank) text is malformed with serde's EOF wording; JSON.parse itself is
+ * iterative in V8, so parsing first and measuring after is safe for any nesting the size limit lets through.
+ */
+export const parseJsonBody = (text: string, limit: number = MaxJsonDepth): JsonBodyResult => {
+  if (text.trim() === "") return { _tag: "Malformed", detail: "EOF while parsing a value at line 1 column 0" }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { _tag: "Malformed", detail: error instanceof Error ? error.message : String(error) }
+  }
+  const field = tooDeepUnder(value, limit)
+  if (field === undefined) return { _tag: "Parsed", value }
+  const where = field === "" ? "the body" : `"${field}"`
+  return { _tag: "TooDeep", detail: `${where} nests deeper than ${limit} levels of arrays and objects` }
+}
+
+type AnyHeaders = IncomingHttpHeaders | HttpServerRequest.HttpServerRequest["headers"]
+
 /** The request carries a body (a length over zero, or chunked). */
-export const hasBody = (headers: HttpServerRequest.HttpServerRequest["headers"]): boolean =>
+export const hasBody = (headers: AnyHeaders): boolean =>
   headers["transfer-encoding"] !== undefined ||
   (headers["content-length"] !== undefined && headers["content-length"] !== "0")
 
 /** The headers declare a body longer than `limit` (refused before reading it). */
-const declaresMoreThan = (headers: IncomingHttpHeaders | HttpServerRequest.HttpServerRequest["headers"], limit: number): boolean => {
+const declaresMoreThan = (headers: AnyHeaders, limit: number): boolean => {
   const length = headers["content-length"]
   return length !== undefined && Number(length) > limit
 }
@@ -42,27 +119,23 @@ export const nodeRequestOf = (request: HttpServerRequest.HttpServerRequest): Inc
 /** The connection closed before the request's body had arrived: the client went away, or its body was late. */
 const clientGone = (raw: IncomingMessage): boolean => !raw.complete && (raw.destroyed || raw.socket.destroyed)
 
-/** The words logged (at debug level, without a stack) when a client leaves before its body has arrived. */
 export const UploadAbortedMessage = "the client closed the connection before its request body arrived"
 
 /**
- * A client that aborts its upload is a normal event (decisions.md, Precise rules): logged at debug level, and the
- * request's fiber ends interrupted, as the platform ends one whose client left, so no failure is logged or answered.
+ * A client that aborts its upload is a normal event (decisions.md, Precise rules): logged at debug level (without a
+ * stack), and the request's fiber ends interrupted, as the platform ends one whose client left, so no failure is
+ * logged or answered.
  */
 const uploadAborted: Effect.Effect<never> = Effect.andThen(Effect.logDebug(UploadAbortedMessage), Effect.interrupt)
 
 /**
- * Reads a JSON payload's body as text under a limit, as `readBody` does (a declared length over it is refused before
- * reading), but straight from the Node request: the platform's `request.text` (a cached effect run in a fiber of its
- * own, a stream read inside an acquire-use-release, a provided limit) costs many steps of the runtime on every run
- * for the same few kilobytes. Over the limit the rest of the body is drained, not read, so the connection stays
- * up for the 413; the bytes are counted as they arrive. The text is handed to the view below, so nothing reads the
- * consumed stream again (`readBody` stays for bodies another reader may read after it). Calls `done` once, unless
- * the function it answers is called first (it stops reading). When the connection closes before the body has
- * arrived (the client left, or BodyDeadline.ts answered a late body), `aborted` is called instead, at once when it
- * closed before the read began. The connection's own `close` is watched beside the request's: once its response has
- * been sent (the 408 of a late body), Node detaches an unfinished request from its connection, which then closes
- * without the request ever emitting `close`, `aborted` or `error`.
+ * Reads a body as text under a limit straight from the Node request (the platform's `request.text` costs many steps
+ * of the runtime per request for the same few kilobytes). Over the limit the rest is drained, not read, so the
+ * connection stays up for the 413. Calls `done` once, unless the function it answers is called first (it stops
+ * reading). When the connection closes before the body has arrived (the client left, or BodyDeadline.ts answered a
+ * late body), `aborted` is called instead. The connection's own `close` is watched beside the request's: once its
+ * response has been sent (the 408 of a late body), Node detaches an unfinished request from its connection, which
+ * then closes without the request ever emitting `close`, `aborted` or `error`.
  */
 const readPayloadText = (
   raw: IncomingMessage,
@@ -121,9 +194,8 @@ const readPayloadText = (
 
 /**
  * Reads the body of a request no payload reader reads (a route without a payload, a path without a request shape)
- * under a limit, straight from the Node request: a declared length over it is refused before reading; over it
- * mid-body the rest is drained, so the connection stays up for the 413 of `style`. Returns the request as its
- * handler is to see it: its `text` the body read (a page such as the payment processor's webhook reads it again).
+ * under a limit, a declared length over it refused before reading. Returns the request as its handler is to see it:
+ * its `text` the body read (a page such as the payment processor's webhook reads it again).
  */
 export const readBody = (
   request: HttpServerRequest.HttpServerRequest,
@@ -155,25 +227,16 @@ const checkPayloadText = (text: string, style: RejectionStyle): Exit.Exit<JsonPa
   return Exit.succeed({ text, value: body.value })
 }
 
-/**
- * What the headers alone say against a JSON payload: not a JSON content type (the 413 when a declared length is over
- * the limit, else the content-type rejection), or a declared length over the limit; undefined when nothing.
- */
+/** What the headers alone say against a JSON payload: a declared length over the limit, else a content type not JSON. */
 export const payloadHeadersRefusal = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
 ): BodyRejection | undefined => {
-  if (!isJsonContentType(raw.headers["content-type"])) {
-    return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : wrongContentType(info.style)
-  }
-  return declaresMoreThan(raw.headers, info.bodyLimit) ? tooLarge(info.tooLargeStyle, info.bodyLimit) : undefined
+  if (declaresMoreThan(raw.headers, info.bodyLimit)) return tooLarge(info.tooLargeStyle, info.bodyLimit)
+  return isJsonContentType(raw.headers["content-type"]) ? undefined : wrongContentType(info.style)
 }
 
-/**
- * The JSON payload of a request on a route that takes one, in the route's rejection style: a JSON content type (else
- * the 413 of a declared length over the limit, or the content-type rejection), the body read under the limit, parsed,
- * no deeper than `MaxJsonDepth` and holding only text PostgreSQL can store. Read straight from the Node request.
- */
+/** The JSON payload of a request on a route that takes one, in the route's rejection style: the checks above. */
 export const readJsonPayload = (
   raw: IncomingMessage,
   info: Pick<EndpointInfo, "bodyLimit" | "tooLargeStyle" | "style">
@@ -190,11 +253,10 @@ export const readJsonPayload = (
   })
 
 /**
- * The request as HttpApi's payload reader must see it once the body has been read and parsed here: JSON by its
- * content type, whatever JSON type the caller named, its `json` the value already parsed and its `text` the body
- * read. HttpApi picks its reader by content type and knows only `application/json`; for anything else
- * (`application/problem+json`) it would read the consumed body again as bytes and wait forever. Everything else (url,
- * the Node source) is the original request's, by prototype.
+ * The request as HttpApi's payload reader must see it once the body has been read and parsed here: its `json` the
+ * value parsed, its `text` the body, and its content type `application/json` whatever JSON type the caller named
+ * (HttpApi knows no other, and would read the consumed body again as bytes and wait forever). Everything else is the
+ * original request's, by prototype.
  */
 const parsedJsonView = (
   request: HttpServerRequest.HttpServerRequest,
@@ -213,22 +275,14 @@ const unstorableQuery = (query: Readonly<Record<string, string | ReadonlyArray<s
   return found === undefined ? undefined : `${found.replace(/^a field name/, "a parameter name")}, which cannot be stored`
 }
 
-/**
- * On a route that takes a payload, the scope is checked from the headers before the body is read (decisions.md,
- * Precise rules, "Slow clients"), after what the headers alone say against the body (content type, declared length),
- * so a credential lacking the scope waits for no upload.
- */
+/** The scope, checked from the headers before a payload is read, so a credential lacking it waits for no upload. */
 const scopeBeforeBody = (raw: IncomingMessage, info: EndpointInfo) => {
   const refused = payloadHeadersRefusal(raw, info)
   if (refused !== undefined) return Effect.fail(refused)
   return info.scope === undefined ? Effect.void : checkScope(info.scope, Effect.void)
 }
 
-/**
- * The overload guard's decision on a run or selection whose body has just been read (src/server/Overload.ts,
- * ShedOnceRead.ts): shed, it is `503 no_route_available` with `Retry-After` and `Server-Timing` (as the guard answers a
- * request it sheds at once), answered through the API; nothing was stored.
- */
+/** The overload guard's decision once the body is read (ShedOnceRead.ts): shed, a `503` answered through the API. */
 const takenOnceRead = (raw: IncomingMessage) =>
   takeOnceRead(raw, false)
     ? Effect.void
@@ -271,10 +325,7 @@ const checkShape = (request: HttpServerRequest.HttpServerRequest, info: Endpoint
     return seen
   })
 
-/**
- * The request-shape middleware for the endpoints of one route table (the style is read from the table): the checks
- * above, then the endpoint's handler (HttpApi's decoding first) on the request as it is to be seen.
- */
+/** The request-shape middleware of one route table: the checks above, then the endpoint's handler. */
 const shapeMiddleware = (table: RouteTable) =>
 <E, R>(
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,

@@ -5,7 +5,7 @@
  * request the fiber serves: outside a request it does nothing).
  */
 import { HttpEffect, HttpServerResponse } from "effect/http"
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 
 /** A handler whose `key_rate_limited` refusal answers with `Retry-After`. */
 export const withRetryAfter = <A, E, R>(handler: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -21,9 +21,7 @@ export const withRetryAfter = <A, E, R>(handler: Effect.Effect<A, E, R>): Effect
   })
 
 const retryAfterOf = (error: unknown): number | undefined => {
-  if (typeof error !== "object" || error === null || !("_tag" in error) || error._tag !== "key_rate_limited") {
-    return undefined
-  }
+  if (!Predicate.isTagged(error, "key_rate_limited")) return undefined
   const seconds = (error as { readonly retry_after_seconds?: number }).retry_after_seconds
   return typeof seconds === "number" && Number.isInteger(seconds) && seconds > 0 ? seconds : undefined
 }

@@ -23,29 +23,26 @@ export interface RouteEntry {
 /** Finds the route label of a method and path (the URL without its query). */
 export type RouteLabeler = (method: string, path: string) => string
 
-const templateRegExp = (template: string): RegExp =>
+/** A route template (`:name` a segment, `*` anything) as a pattern of the whole path. */
+export const templateRegExp = (template: string): RegExp =>
   new RegExp(
     "^" + template.split("/").map((segment) =>
       segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
     ).join("/") + "$"
   )
 
-/** The labeler of a set of routes. */
 export const makeRouteLabeler = (routes: Iterable<RouteEntry>): RouteLabeler => {
-  const exact = new Map<string, Map<string, string>>()
+  const exact = new Set<string>()
   const patterns: Array<{ readonly method: string; readonly pattern: RegExp; readonly template: string }> = []
   for (const { method, path } of routes) {
     if (path.includes(":") || path.includes("*")) {
       patterns.push({ method, pattern: templateRegExp(path), template: path })
       continue
     }
-    const methods = exact.get(path) ?? new Map<string, string>()
-    methods.set(method, path)
-    exact.set(path, methods)
+    exact.add(path)
   }
   return (method, path) => {
-    const methods = exact.get(path)
-    if (methods !== undefined) return path
+    if (exact.has(path)) return path
     let other: string | undefined
     for (const entry of patterns) {
       if (!entry.pattern.test(path)) continue

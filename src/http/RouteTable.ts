@@ -13,7 +13,7 @@ import { Authentication } from "../../schema/Auth.js"
 import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { RequiredScope, type Scope } from "../../schema/Scope.js"
 import { describeParseError } from "./Rejection.js"
-import type { RouteEntry } from "./RouteLabels.js"
+import { type RouteEntry, templateRegExp } from "./RouteLabels.js"
 
 /** A route's path parameters, as the router matched them. */
 export type RouteParams = Readonly<Record<string, string | undefined>>
@@ -23,10 +23,7 @@ export interface EndpointInfo {
   readonly method: string
   readonly path: string
   readonly style: RejectionStyle
-  /**
-   * How a body over `bodyLimit` is refused: the JSON `413 body_too_large` only on a JSON-style route that takes a
-   * body (`POST /v1/runs`, `POST /v1/router/select`); everywhere else the plain-text 413 (spec, Plain-text rejections).
-   */
+  /** How a body over `bodyLimit` is refused: JSON only on a JSON-style route that takes a body, else plain text. */
   readonly tooLargeStyle: RejectionStyle
   readonly bodyLimit: number
   readonly hasPayload: boolean
@@ -34,19 +31,12 @@ export interface EndpointInfo {
   readonly scope: Scope | undefined
   /** Checks the query string; the first problem in words, or undefined when it is acceptable. */
   readonly checkQuery: (query: Readonly<Record<string, unknown>>) => string | undefined
-  /**
-   * Decodes the path, the body (of the request as the handler sees it, the body parsed) and the headers as HttpApi
-   * decodes them before the handler, failing as its decoding fails (`HttpApiSchemaError`); the query is
-   * `checkQuery`'s.
-   */
+  /** Decodes the path, the parsed body and the headers as HttpApi does; the query is `checkQuery`'s. */
   readonly decodeRequest: (
     request: HttpServerRequest.HttpServerRequest,
     params: RouteParams
   ) => Effect.Effect<void, HttpApiError.HttpApiSchemaError>
-  /**
-   * The same decoding, of the parts given (the body as an effect, read only when the endpoint has a payload),
-   * answering the decoded payload and headers, for a route served beside the router (src/server/CreateRunRoute.ts).
-   */
+  /** The same decoding of the parts given, answering the payload and headers (src/server/CreateRunRoute.ts). */
   readonly decodeInput: InputDecoder
 }
 
@@ -64,30 +54,12 @@ export interface RouteTable {
   readonly endpoints: ReadonlyMap<string, EndpointInfo>
   readonly routes: ReadonlyArray<RouteEntry>
   readonly allowsPath: (path: string) => boolean
-  /**
-   * A path served without a request shape (health, the OpenAPI document, the docs): nothing reads its body, so the
-   * edge enforces the 1 MiB limit on it.
-   */
+  /** A path served without a request shape (health, the documents): the edge holds its body to 1 MiB. */
   readonly unshapedPath: (path: string) => boolean
 }
 
-const templateToRegExp = (template: string): RegExp =>
-  new RegExp(
-    "^" + template.split("/").map((segment) =>
-      segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-    ).join("/") + "$"
-  )
-
-/** The parse options of each part of an endpoint's request, as HttpApi reads them from the annotations. */
-interface SlotOptions {
-  readonly params: SchemaAST.ParseOptions | undefined
-  readonly query: SchemaAST.ParseOptions | undefined
-  readonly headers: SchemaAST.ParseOptions | undefined
-  readonly payload: SchemaAST.ParseOptions | undefined
-}
-
 /** Each part's own parse options, else the API's general ones (`HttpApi.ParseOptions`), as HttpApi falls back. */
-const slotOptions = (annotations: Context.Context<never>): SlotOptions => {
+const slotOptions = (annotations: Context.Context<never>) => {
   const fallback = Option.getOrUndefined(Context.getOption(annotations, HttpApi.ParseOptions))
   const slot = (key: Context.Key<any, SchemaAST.ParseOptions>) =>
     Option.getOrElse(Context.getOption(annotations, key), () => fallback)
@@ -135,7 +107,7 @@ type InputDecoder = (
   headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 ) => Effect.Effect<DecodedInput, HttpApiError.HttpApiSchemaError>
 
-const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions): InputDecoder => {
+const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: ReturnType<typeof slotOptions>): InputDecoder => {
   const path = decoder(endpoint.params, options.params)
   const payload = decoder(payloadSchema(endpoint), options.payload)
   const headers = decoder(endpoint.headers, options.headers)
@@ -159,15 +131,6 @@ const compileInputDecoder = (endpoint: HttpApiEndpoint.Top, options: SlotOptions
       : Effect.flatMapEager(HttpApiError.HttpApiSchemaError.wrap("Params", path(params)), () => decodeRest(body, given))
 }
 
-/** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
-interface Reflected {
-  readonly endpoints: ReadonlyMap<string, EndpointInfo>
-  readonly routes: ReadonlyArray<RouteEntry>
-  readonly patterns: ReadonlyArray<RegExp>
-  readonly unshaped: ReadonlyArray<RegExp>
-}
-
-/** The boundary's view of an endpoint with a request shape. */
 const endpointInfo = (
   endpoint: HttpApiEndpoint.Top,
   annotations: Context.Context<never>,
@@ -193,8 +156,8 @@ const endpointInfo = (
   }
 }
 
-/** Each API reflected once per process: the boundary and the direct route share its decoders (2.7 ms to build). */
-const reflectedApis = new WeakMap<object, Reflected>()
+/** Each API reflected once per process: the boundary and the direct route share its decoders. */
+const reflectedApis = new WeakMap<object, ReturnType<typeof reflect>>()
 
 /** Builds the table of an API; `extraPaths` are routes served outside the API (the OpenAPI document, the docs). */
 export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
@@ -203,8 +166,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
 ): RouteTable => {
   const reflected = reflectedApis.get(api) ?? reflect(api)
   reflectedApis.set(api, reflected)
-  const patterns = [...extraPaths.map(templateToRegExp), ...reflected.patterns]
-  const unshaped = [...extraPaths.map(templateToRegExp), ...reflected.unshaped]
+  const patterns = [...extraPaths.map(templateRegExp), ...reflected.patterns]
+  const unshaped = [...extraPaths.map(templateRegExp), ...reflected.unshaped]
   return {
     endpoints: reflected.endpoints,
     routes: [...reflected.routes, ...extraPaths.map((path) => ({ method: "*", path }))],
@@ -213,7 +176,8 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Co
   }
 }
 
-const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>): Reflected => {
+/** An API's endpoints, and the path matchers of all of them and of those without a request shape. */
+const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
   const endpoints = new Map<string, EndpointInfo>()
   const routes: Array<RouteEntry> = []
   const patterns: Array<RegExp> = []
@@ -234,9 +198,9 @@ const reflect = <Id extends string, Groups extends HttpApiGroup.Constraint>(api:
         if (style === undefined) throw new Error(`${where} has no request-shape middleware to check its scope`)
       }
       routes.push({ method: endpoint.method, path: endpoint.path })
-      patterns.push(templateToRegExp(endpoint.path))
+      patterns.push(templateRegExp(endpoint.path))
       if (style === undefined) {
-        unshaped.push(templateToRegExp(endpoint.path))
+        unshaped.push(templateRegExp(endpoint.path))
         return
       }
       endpoints.set(`${endpoint.method} ${endpoint.path}`, endpointInfo(endpoint, mergedAnnotations, style, keys.has(Authentication.key) ? scope : undefined))

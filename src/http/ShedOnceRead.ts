@@ -1,9 +1,7 @@
 /**
  * The overload guard's decision on a request to a shedable route, deferred until its body has been read: the guard
- * (src/server/Overload.ts) registers the decision when the request arrives (`deferUntilRead`), and the reader of the
- * body takes it once the body is in (`takeOnceRead`: the API's request shape, RequestShape.ts, or the route beside the
- * router, src/server/CreateRunRoute.ts). A slow upload thus holds no place meanwhile (decisions.md, Precise rules,
- * "Slow clients"). The shed answer's message and `Retry-After` are the same whoever writes it.
+ * (src/server/Overload.ts) registers it as the request arrives (`deferUntilRead`), and the body's reader takes it once
+ * the body is in (`takeOnceRead`), so a slow upload holds no place meanwhile (decisions.md, "Slow clients").
  */
 import type { IncomingMessage } from "node:http"
 

@@ -1,11 +1,10 @@
 /**
- * Admission's exact way, for a run no slice covers (the fast way, for runs the slices covered, is FastAdmission.ts):
- * under the organization's lock, the contract's checks in its order (replay; quota, 429; the key's limits, 429;
- * conflict, 409; credit, 402) against the position, taking back every lease's unused parts before refusing, so a run
- * is refused only when what is left, unused slices included, cannot cover it. Both ways store a run `pending` with
- * its holds with an asynchronous commit (the run's settlement, a synchronous commit, flushes it before any answer
- * depends on it; docs/ledger.md has the crash analysis). The quota and credit rules are the quota ledger's and the
- * credit store's (`AdmissionRules`), applied here under the lock.
+ * Admission's exact way, for a run no slice covers (the fast way is FastAdmission.ts): under the organization's lock,
+ * the contract's checks in its order (replay; quota, 429; the key's limits, 429; conflict, 409; credit, 402), taking
+ * back every lease's unused parts before refusing, so a run is refused only when what is left cannot cover it. Both
+ * ways store a run `pending` with its holds with an asynchronous commit (the run's settlement, a synchronous commit,
+ * flushes it before any answer depends on it; docs/ledger.md). The quota and credit rules are the quota ledger's and
+ * the credit store's (`AdmissionRules`).
  */
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
@@ -43,7 +42,6 @@ export interface PendingRun {
   readonly keyId: string | null
 }
 
-/** What the exact way decided. */
 export type ExactOutcome =
   | { readonly _tag: "Stored"; readonly holdCredit: boolean }
   | { readonly _tag: "Replayed"; readonly existing: RunRow }
@@ -119,7 +117,6 @@ export const admitExact = (
 ): Effect.Effect<ExactDecision, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
-      // The position and the run already stored under the key, read under the organization's lock in one round trip.
       const read = () =>
         Effect.map(
           lockPositionAnd(client, run.organizationId, run.period, [

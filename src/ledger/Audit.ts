@@ -1,59 +1,21 @@
 /**
- * The ledger's audit: its money invariants, checked against one consistent snapshot of the stored rows (a
- * read-only, repeatable-read transaction, so every settlement is seen whole or not at all). Each check names its
- * rule, how many rows break it and a few of them; a healthy ledger breaks none, whether runs are in flight or not:
- *
- * - every balance is the sum of its credit transactions (grants, purchases, captured costs);
- * - the captured costs (`usage` transactions) are the costs of the runs that held credit;
- * - the credit leased to server processes never exceeds the balance (escrow never over-admits);
- * - each period's settled quota counters are the costs and tokens of its runs;
- * - each run's cost is the sum of its billed calls;
- * - each key's settled counters are the costs and tokens of its runs of its current period (keys whose period
- *   began within the last 31 days);
- * - each call names its run's key.
- *
- * Beside the checks it reports what is in flight (runs holding, unbilled calls, leases, server processes) and what
- * deserves an operator's look without breaking a rule: runs holding long past their deadline (a settlement still
- * retrying, or a process that died and was not yet swept), server processes whose heartbeat stopped, autovacuum off.
- * The operator CLI's `ledger audit` prints it; the tests assert it after their runs (test/support/Invariants.ts).
- * It reads every run and call of the organizations it audits: on a large database, audit one organization, or run
- * it on a replica.
+ * The ledger's audit: its money invariants (`rules`), checked against one consistent snapshot of the stored rows (a
+ * read-only, repeatable-read transaction, so every settlement is seen whole or not at all). Each check names its rule,
+ * how many rows break it and a few of them; a healthy ledger breaks none, whether runs are in flight or not. Beside
+ * the checks it reports what is in flight and what deserves an operator's look without breaking a rule (runs holding
+ * long past their deadline, server processes whose heartbeat stopped, autovacuum off). The operator CLI's
+ * `ledger audit` prints it; the tests assert it after their runs (test/support/Invariants.ts). It reads every run and
+ * call of the organizations it audits: on a large database, audit one organization, or run it on a replica.
  */
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 
 /** One rule: how many rows break it, and the first few of them. */
-export interface AuditCheck {
+interface AuditCheck {
   readonly name: string
   readonly rule: string
   readonly violations: number
   readonly examples: ReadonlyArray<Record<string, unknown>>
-}
-
-/** What was in flight in the snapshot. */
-export interface InFlight {
-  readonly runs_holding: number
-  readonly runs_holding_past_deadline: number
-  readonly unbilled_calls: number
-  readonly leases: number
-  readonly leases_holding: number
-  readonly holders: number
-  readonly holders_stale: number
-}
-
-/** The audit of one snapshot. */
-export interface LedgerAudit {
-  /** No rule broken. */
-  readonly ok: boolean
-  readonly audited_at: string
-  /** The organization audited, or null for all of them. */
-  readonly organization_id: string | null
-  readonly organizations: number
-  readonly checks: ReadonlyArray<AuditCheck>
-  readonly in_flight: InFlight
-  /** Worth an operator's look, though no rule is broken. */
-  readonly warnings: ReadonlyArray<string>
 }
 
 /** How many example rows a check reports. */
@@ -62,14 +24,8 @@ const ExampleRows = 5
 /** How long past its deadline a run may still hold before the audit points at it. */
 const LateHoldSeconds = 300
 
-interface Rule {
-  readonly name: string
-  readonly rule: string
-  /** The rows breaking the rule, for `$1` the organization (null: all). */
-  readonly query: string
-}
-
-const rules: ReadonlyArray<Rule> = [
+/** Each rule, with the query of the rows breaking it for `$1` the organization (null: all). */
+const rules = [
   {
     name: "balance_equals_transactions",
     rule: "every balance is the sum of its credit transactions",
@@ -154,35 +110,40 @@ const inFlightQuery = `SELECT
     current_setting('autovacuum') AS autovacuum,
     now() AS audited_at`
 
-interface InFlightRow extends InFlight {
+/** The snapshot's figures: what was in flight (`in_flight`), and what the warnings read. */
+interface InFlightRow {
+  readonly runs_holding: number
+  readonly runs_holding_past_deadline: number
+  readonly unbilled_calls: number
+  readonly leases: number
+  readonly leases_holding: number
+  readonly holders: number
+  readonly holders_stale: number
   readonly organizations: number
   readonly autovacuum: string
   readonly audited_at: Date | string
 }
 
-const warningsOf = (row: InFlightRow, leaseTtlSeconds: number): ReadonlyArray<string> => [
-  ...(row.runs_holding_past_deadline > 0
-    ? [`${row.runs_holding_past_deadline} run(s) still hold more than ${LateHoldSeconds} s past their deadline: a ` +
-      "settlement still retrying (is the database refusing it?), or a process that died and no live one has swept"]
-    : []),
-  ...(row.holders_stale > 0
-    ? [`${row.holders_stale} server process(es) have not beaten their heartbeat for more than ${leaseTtlSeconds} s ` +
-      "(LEDGER_LEASE_TTL_SECONDS): a live process sweeps their runs and leases; none does while no server runs"]
-    : []),
-  ...(row.autovacuum === "off"
-    ? ["autovacuum is off: nothing removes the dead rows the ledger's updates leave (runs, leases, accounts); " +
-      "turn it on, or vacuum those tables on a schedule"]
-    : [])
-]
+const warningsOf = (row: InFlightRow, leaseTtlSeconds: number): ReadonlyArray<string> =>
+  [
+    row.runs_holding_past_deadline > 0 &&
+    `${row.runs_holding_past_deadline} run(s) still hold more than ${LateHoldSeconds} s past their deadline: a ` +
+      "settlement still retrying (is the database refusing it?), or a process that died and no live one has swept",
+    row.holders_stale > 0 &&
+    `${row.holders_stale} server process(es) have not beaten their heartbeat for more than ${leaseTtlSeconds} s ` +
+      "(LEDGER_LEASE_TTL_SECONDS): a live process sweeps their runs and leases; none does while no server runs",
+    row.autovacuum === "off" &&
+    "autovacuum is off: nothing removes the dead rows the ledger's updates leave (runs, leases, accounts); " +
+      "turn it on, or vacuum those tables on a schedule"
+  ].filter((warning) => warning !== false)
 
 /**
  * Audits the ledger of one organization, or of all (`organizationId` null), in one read-only snapshot;
- * `leaseTtlSeconds` is how long a server process may go without a heartbeat before it counts as gone.
+ * `leaseTtlSeconds` is how long a server process may go without a heartbeat before it counts as gone. Each check
+ * gives how many rows break its rule and the first few; `ok` when none is broken; `warnings` are worth an operator's
+ * look though no rule is broken.
  */
-export const auditLedger = (
-  organizationId: string | null,
-  leaseTtlSeconds: number
-): Effect.Effect<LedgerAudit, SqlError, SqlClient.SqlClient> =>
+export const auditLedger = (organizationId: string | null, leaseTtlSeconds: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql.withTransaction(Effect.gen(function*() {

@@ -1,16 +1,13 @@
 /**
- * A result that arrives once, waited for by fibers: what `Deferred` does, for the waits on the run's hot path
- * (admission's batch, settlement's commit). `Deferred.await` registers an interruption handler with every wait that
- * takes the waiter off the list if its fiber is interrupted: a finalizer on the fiber's stack per wait. The fibers
- * that wait here are the runs' own, which nothing interrupts (src/runs/RunExecution.ts); should one be interrupted
- * all the same, its callback stays on the list until the result arrives, and is then called for a fiber that has
- * moved on, which ignores it. A wait after the result resumes at once.
+ * A result that arrives once, waited for by fibers, for the waits on the run's hot path (admission's batch,
+ * settlement's commit): what `Deferred` does, without the interruption handler `Deferred.await` registers with every
+ * wait (a finalizer on the fiber's stack). An interrupted waiter's callback stays on the list until the result
+ * arrives, and is then called for a fiber that has moved on, which ignores it. A wait after the result resumes at once.
  */
 import { Effect, type Exit } from "effect"
 
 /** A result that arrives once. */
 export interface Completion<A, E> {
-  /** Waits for the result. */
   readonly wait: Effect.Effect<A, E>
   /** Delivers the result to every waiter, now and later; a second call is ignored. */
   readonly complete: (exit: Exit.Exit<A, E>) => void

@@ -1,12 +1,10 @@
 /**
  * Prepaid credit: one account per organization (`credit_accounts`: the balance, whose row is also the organization's
  * lock) and its transactions (`credit_transactions`, whose amounts always sum to the balance). With billing on, a run
- * holds its spend ceiling against credit until it settles (`hold`: it must fit in what is free, Position.ts); when
- * it settles, the cost of its calls billed then is captured from the balance into the UTC day's usage transaction
- * (`captureSql`) and what its lease slice held is released (Leases.ts). With billing off nothing is held or
- * debited. Credit is added by grants, purchases and recharges (`credit`, once per external reference). The run ledger
- * (RunLedger.ts) is built on this service: its admission applies `hold` and its settlement statement carries
- * `captureSql`, so a run's credit is held and captured by the credit store's own rule inside the ledger's statements.
+ * holds its spend ceiling against free credit (Position.ts) until it settles, when the cost billed is captured into
+ * the UTC day's usage transaction; with billing off nothing is held or debited. Credit is added by grants, purchases
+ * and recharges, once per external reference. The run ledger applies `hold` at admission and carries `captureSql` in
+ * its settlement statement, as it does the quota ledger's rule.
  */
 import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
@@ -24,18 +22,9 @@ export interface CreditRefusal {
   readonly asked: number
 }
 
-/**
- * The credit rule for a run asking `micros`, against a position read under the organization's lock: undefined when
- * billing is off or the free credit covers it, else the refusal (spec: 402 when credit cannot cover the run).
- */
 const hold = (position: Position, micros: number): CreditRefusal | undefined =>
   !position.billing || creditFree(position) >= micros ? undefined : { available: creditFree(position), asked: micros }
 
-/**
- * Settlement's part (a fragment of the settlement statement, over its `moves`): a run that holds credit has the cost
- * billed now captured from its organization's balance, and the UTC day's usage transaction grows by the same amount
- * (`$3` its id, `$4` its description, `$5` the settlement's time); returns the balances after.
- */
 const captureSql = `
   captured AS (
     UPDATE credit_accounts AS a SET balance_micros = a.balance_micros - d.cost
@@ -53,35 +42,25 @@ const captureSql = `
       SET amount_micros = t.amount_micros + excluded.amount_micros, updated_at = excluded.updated_at
   )`
 
-/** A UTC day's usage transaction: its id and description. */
-export interface UsageTransaction {
-  readonly id: string
-  readonly description: string
-}
-
-/** The id and description of a UTC day's usage transaction. */
-const usageTransaction = (now: Date): UsageTransaction => {
+const usageTransaction = (now: Date): { readonly id: string; readonly description: string } => {
   const day = now.toISOString().slice(0, 10)
   return { id: `txn_usage_${day.replace(/-/g, "")}`, description: `Decision model usage on ${day} (UTC)` }
 }
 
-/** The credit store's operations. */
 export interface CreditStoreService {
   /**
    * Admission's credit rule for a run asking `micros`, against a position read under the organization's lock:
-   * undefined when billing is off or the free credit covers it, else the refusal (spec: 402). The run ledger's exact
-   * admission applies it (Admission.ts).
+   * undefined when billing is off or the free credit covers it, else the refusal (spec: 402).
    */
   readonly hold: (position: Position, micros: number) => CreditRefusal | undefined
   /**
-   * Settlement's credit part, a fragment of the run ledger's settlement statement over its `moves`: a run holding
-   * credit has the cost billed now captured from its organization's balance, and the UTC day's usage transaction
-   * grows by the same amount (`$3` its id, `$4` its description, `$5` the settlement's time, from
-   * `usageTransaction`); returns the balances after.
+   * Settlement's credit part, a fragment of the settlement statement over its `moves`: a run holding credit has the
+   * cost billed now captured from its organization's balance, and the UTC day's usage transaction grows by as much
+   * (`$3` its id, `$4` its description, from `usageTransaction`; `$5` the settlement's time); gives the balances after.
    */
   readonly captureSql: string
   /** The usage transaction a settlement at `now` adds to (`captureSql`'s `$3` and `$4`). */
-  readonly usageTransaction: (now: Date) => UsageTransaction
+  readonly usageTransaction: typeof usageTransaction
   /** Opens the account of a new organization (inside its creation transaction). */
   readonly open: (organizationId: string) => Effect.Effect<void, DatabaseUnavailable>
   /**
@@ -163,6 +142,5 @@ const make = Effect.gen(function*() {
 
 /** Prepaid credit accounts. */
 export class CreditStore extends Context.Service<CreditStore, CreditStoreService>()("CreditStore") {
-  /** The store over the SQL client. */
   static readonly layer = Layer.effect(CreditStore, make)
 }

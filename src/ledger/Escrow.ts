@@ -60,13 +60,6 @@ export interface Reservation {
   readonly tokens: number
 }
 
-/** How an organization's admissions have been arriving (for slice sizes). */
-interface Rate {
-  perSecond: number
-  tokensPerRun: number
-  lastAt: number
-}
-
 /** Runs a slice should cover at the organization's recent rate: two seconds of them, 4 to 512. */
 export const SliceSeconds = 2
 export const MinSliceRuns = 4
@@ -74,11 +67,11 @@ export const MaxSliceRuns = 512
 
 const free = (part: Part) => part.amount - part.held
 
-/** The escrow of one process. */
 export class Escrow {
   private readonly slices = new Map<string, Slice>()
   private readonly byLease = new Map<string, Slice>()
-  private readonly rates = new Map<string, Rate>()
+  /** How each organization's admissions have been arriving (for slice sizes). */
+  private readonly rates = new Map<string, { perSecond: number; tokensPerRun: number; lastAt: number }>()
 
   /** Takes `needs` from the organization's slice for `period` when it covers them; undefined otherwise. */
   reserve(organizationId: string, period: string, needs: Needs): Reservation | undefined {
@@ -140,21 +133,9 @@ export class Escrow {
     this.byLease.set(row.id, slice)
   }
 
-  /** Stops admitting against a lease (it was revoked, or is being returned); its holds stay tracked. */
-  retire(leaseId: string): void {
-    const slice = this.byLease.get(leaseId)
-    if (slice !== undefined) this.forget(slice)
-  }
-
   /** Stops admitting against every lease (the process was taken for dead, or stops). */
   retireAll(): void {
     for (const slice of [...this.slices.values()]) this.forget(slice)
-  }
-
-  /** The lease currently used for an organization and period, if any. */
-  leaseOf(organizationId: string, period: string): string | undefined {
-    const slice = this.slices.get(organizationId)
-    return slice !== undefined && slice.usable && slice.period === period ? slice.leaseId : undefined
   }
 
   /** Notes an admission for the rate the organization's slices are sized by. */
@@ -202,11 +183,6 @@ export class Escrow {
       this.forget(slice)
     }
     return organizations
-  }
-
-  /** Every lease this process mirrors. */
-  leases(): ReadonlyArray<string> {
-    return [...this.byLease.keys()]
   }
 
   private forget(slice: Slice): void {

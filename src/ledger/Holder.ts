@@ -1,11 +1,9 @@
 /**
  * This process as a holder of leases and runs (ledger_holders): registered at start under a fresh id, kept alive by
- * a heartbeat three times per TTL (`LEDGER_LEASE_TTL_SECONDS`, PostgreSQL's clock), taken for dead by the other
- * processes once its heartbeat is a TTL old: its unsettled runs are then settled and its leases reclaimed by their sweepers
- * (Sweeper.ts), so a killed process's holds come back on their own. A process that finds its row gone (it was taken
- * for dead during an outage) registers again under a new id and drops every slice it mirrored. A process judges
- * others only while `steady`: after a full TTL of its own heartbeats without a gap, so an outage all processes shared
- * never makes one take the others for dead.
+ * a heartbeat three times per TTL (`LEDGER_LEASE_TTL_SECONDS`, PostgreSQL's clock), and taken for dead by the other
+ * processes' sweepers (Sweeper.ts) once its heartbeat is a TTL old. A process that finds its row gone registers again
+ * under a new id and drops every slice it mirrored. A process judges others only while `steady` (a full TTL of its
+ * own heartbeats without a gap), so an outage all processes shared never makes one take the others for dead.
  */
 import { Context, Effect, Layer, Schedule } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
@@ -13,7 +11,6 @@ import { randomBytes } from "node:crypto"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { query, type Statement } from "../db/LedgerSql.js"
-
 
 const register: Statement = { name: "ledger_register_holder", text: "INSERT INTO ledger_holders (id) VALUES ($1)" }
 const beat: Statement = {
@@ -23,7 +20,6 @@ const beat: Statement = {
 
 const newHolderId = () => `h_${randomBytes(16).toString("hex")}`
 
-/** This process as a holder. */
 export interface LedgerHolderService {
   /** The current holder id (it changes only if the process was taken for dead and registered again). */
   readonly id: () => string
@@ -35,7 +31,6 @@ export interface LedgerHolderService {
   readonly onReregistered: (listener: () => void) => void
 }
 
-/** The holder of this process. */
 export class LedgerHolder extends Context.Service<LedgerHolder, LedgerHolderService>()("LedgerHolder") {
   /** Registers at start, beats until the scope closes. */
   static readonly layer = Layer.effect(

@@ -2,18 +2,16 @@
  * An API key's own limits (decisions.md, Extensions): spend and tokens per period (a UTC day or month, or all time)
  * and runs per minute, checked at admission right after the organization's quota with the same ceilings and token
  * reservations. A key's account row (`key_accounts`) is its lock and holds its limits, the settled part of its usage
- * for its current period (grown by settlement, `settleOnKeys`) and its token bucket; what it holds is read from its
- * runs still holding. A run of a key with any limit is admitted under the key's lock: the exact way, or a keyed
- * batch of the fast way (Admission.ts), which locks its keys first and checks its runs in batch order; a plain fast
- * batch takes the key's row in share mode and admits only runs of keys without limits, so a limit set while a batch
- * runs is waited for and then applies. Exact under concurrency and across processes like the quota: every
- * admission of a limited key reads settled + held under the key's lock, and settlement moves a run from held to
- * settled in one transaction.
+ * for its current period (grown by settlement) and its token bucket; what it holds is read from its runs still
+ * holding. A run of a key with any limit is admitted under the key's lock (the exact way, or a keyed batch of the
+ * fast way, Admission.ts); a plain fast batch takes the key's row in share mode and admits only runs of keys without
+ * limits, so a limit set while a batch runs is waited for and then applies.
  */
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
 import type pg from "pg"
 import { query, type Statement } from "../db/LedgerSql.js"
+import type { QuotaRefusal } from "./QuotaLedger.js"
 
 /** The period a key's spend and token limits count over. */
 export type KeyPeriod = "day" | "month" | "total"
@@ -29,16 +27,12 @@ export interface KeyLimits {
 /** No limits: what a key has until some are set. */
 export const NoLimits: KeyLimits = { spendMicros: null, tokens: null, runsPerMinute: null, period: "month" }
 
-/** A key with any limit is admitted under its lock (the exact way, or a keyed batch). */
-export const isLimited = (limits: KeyLimits): boolean =>
-  limits.spendMicros !== null || limits.tokens !== null || limits.runsPerMinute !== null
+const dayStart = (now: string) => `date_trunc('day', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
+const monthStart = (now: string) => `date_trunc('month', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
 
 /** The start of the period containing `now` (the account's stored start for `total`), as SQL over column names. */
-export const periodStartSql = (period: string, storedStart: string, now: string): string =>
-  `CASE ${period}
-     WHEN 'day' THEN date_trunc('day', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-     WHEN 'month' THEN date_trunc('month', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-     ELSE ${storedStart} END`
+const periodStartSql = (period: string, storedStart: string, now: string): string =>
+  `CASE ${period} WHEN 'day' THEN ${dayStart(now)} WHEN 'month' THEN ${monthStart(now)} ELSE ${storedStart} END`
 
 /** The start of the period containing `now`, in TypeScript (a key's first period; `total` starts at `now`). */
 export const periodStart = (period: KeyPeriod, now: Date): Date => {
@@ -86,17 +80,9 @@ export interface KeyPositionRow {
   readonly bucket: number | null
 }
 
-/** Why a key's limits refuse a run. */
+/** Why a key's limits refuse a run: a limit of its period (in the quota's terms), or its rate. */
 export type KeyRefusal =
-  | {
-    readonly _tag: "KeyQuota"
-    readonly quota: "spend" | "tokens"
-    readonly limit: number
-    readonly used: number
-    readonly held: number
-    readonly asked: number
-    readonly period: KeyPeriod
-  }
+  | QuotaRefusal & { readonly _tag: "KeyQuota"; readonly period: KeyPeriod }
   | { readonly _tag: "KeyRate"; readonly runsPerMinute: number; readonly retryAfterSeconds: number }
 
 /**
@@ -174,9 +160,6 @@ export const takeFromBucket = (
     ? Effect.void
     : Effect.asVoid(query(client, takeRun, [position.key_id, position.bucket - 1, now.toISOString()]))
 
-const dayStart = (now: string) => `date_trunc('day', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
-const monthStart = (now: string) => `date_trunc('month', ${now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`
-
 /** The part of a key's moves its period counts (the key's latest row decides, so a period changed meanwhile holds). */
 const forPeriod = (day: string, month: string, all: string) =>
   `CASE k.period WHEN 'day' THEN d.${day} WHEN 'month' THEN d.${month} ELSE d.${all} END`
@@ -213,10 +196,7 @@ export const settleOnKeysStatement = `
     RETURNING k.key_id
   )`
 
-/**
- * How long a key seen with limits has its runs batched under its lock (keyed batches; a key whose limits were
- * cleared, at most this long).
- */
+/** How long a key seen with limits has its runs batched under its lock (keyed batches), even once they are cleared. */
 export const LimitedKeyMemoryMs = 30_000
 
 /** Keys seen with limits lately (bounded: the oldest are forgotten first). */

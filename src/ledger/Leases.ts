@@ -26,19 +26,20 @@ const leaseColumns = `id::text, organization_id, to_char(period, 'YYYY-MM-DD') A
 const inLeaseOrder = (condition: string, lock: "NO KEY UPDATE" | "UPDATE" = "NO KEY UPDATE") =>
   `SELECT id FROM ledger_leases WHERE ${condition} ORDER BY id FOR ${lock}`
 
+/** A lease's unused parts taken back (it keeps what admitted runs hold), as a new version. */
+const unusedBack = "credit_micros = credit_held, spend_micros = spend_held, tokens = tokens_held, version = version + 1"
+
 /** Revokes an organization's leases (its billing or limits changed): unused parts come back, nothing more is admitted. */
 export const revokeLeases: Statement = {
   name: "ledger_revoke_leases",
-  text: `UPDATE ledger_leases SET revoked = true, credit_micros = credit_held, spend_micros = spend_held,
-      tokens = tokens_held, version = version + 1
+  text: `UPDATE ledger_leases SET revoked = true, ${unusedBack}
     WHERE id IN (${inLeaseOrder("organization_id = $1 AND NOT revoked")})`
 }
 
 /** Takes back the unused parts of every lease of an organization (by any holder); returns the leases changed. */
 const reclaimStatement: Statement = {
   name: "ledger_reclaim_leases",
-  text: `UPDATE ledger_leases SET credit_micros = credit_held, spend_micros = spend_held, tokens = tokens_held,
-      version = version + 1
+  text: `UPDATE ledger_leases SET ${unusedBack}
     WHERE id IN (${inLeaseOrder(
     "organization_id = $1 AND (credit_micros > credit_held OR spend_micros > spend_held OR tokens > tokens_held)"
   )})
@@ -68,9 +69,7 @@ const growLease: Statement = {
 
 const revokeLease: Statement = {
   name: "ledger_revoke_lease",
-  text: `UPDATE ledger_leases SET revoked = true, credit_micros = credit_held, spend_micros = spend_held,
-      tokens = tokens_held, version = version + 1
-    WHERE id = $1::uuid RETURNING ${leaseColumns}`
+  text: `UPDATE ledger_leases SET revoked = true, ${unusedBack} WHERE id = $1::uuid RETURNING ${leaseColumns}`
 }
 
 // A lease nothing holds against goes at once; one runs still hold against keeps only what they hold, admitting
@@ -86,8 +85,7 @@ const deleteUnheld: Statement = {
 
 const returnHeld: Statement = {
   name: "ledger_return_held_leases",
-  text: `UPDATE ledger_leases SET credit_micros = credit_held, spend_micros = spend_held, tokens = tokens_held,
-      revoked = true, version = version + 1
+  text: `UPDATE ledger_leases SET revoked = true, ${unusedBack}
     WHERE id IN (${inLeaseOrder("holder = $1 AND organization_id = $2")})`
 }
 
@@ -96,15 +94,14 @@ const leasedOrganizations: Statement = {
   text: "SELECT DISTINCT organization_id FROM ledger_leases WHERE holder = $1 ORDER BY organization_id"
 }
 
-/** The lease after a grant (undefined when the organization does not exist). */
-export type Grant = LeaseRow | undefined
-
-const half = (free: number) => Math.max(0, Math.floor(free / 2))
+/** A dimension's grant: its shortfall from `target` (unused parts count), at most half of what is free. */
+const grantOf = (target: number, amount: number, held: number, free: number) =>
+  Math.min(Math.max(0, target - (amount - held)), Math.max(0, Math.floor(free / 2)))
 
 /**
  * Grants the holder's lease of the organization for `period` up to `target` free in each dimension it limits, in one
  * transaction on `pool` (the main pool: the grant is durable before anything is admitted against it). A lease whose
- * policy (billing, limits) no longer matches is revoked and replaced.
+ * policy (billing, limits) no longer matches is revoked and replaced. Undefined when the organization does not exist.
  */
 export const grantLease = (
   pool: pg.Pool,
@@ -112,10 +109,9 @@ export const grantLease = (
   organizationId: string,
   period: string,
   target: Needs
-): Effect.Effect<Grant, SqlError> =>
+): Effect.Effect<LeaseRow | undefined, SqlError> =>
   transaction(pool, (client) =>
     Effect.gen(function*() {
-      // The position and this holder's current lease, read under the organization's lock in one round trip.
       const read = yield* lockPositionAnd(client, organizationId, period, [
         { statement: currentLease, values: [holder, organizationId, period] }
       ])
@@ -131,17 +127,12 @@ export const grantLease = (
         yield* query(client, revokeLease, [lease.id])
         lease = undefined
       }
-      const unused = (amount: number, held: number) => amount - held
       const grant = {
         credit: position.billing
-          ? Math.min(Math.max(0, target.micros - unused(lease?.credit_micros ?? 0, lease?.credit_held ?? 0)), half(creditFree(position)))
+          ? grantOf(target.micros, lease?.credit_micros ?? 0, lease?.credit_held ?? 0, creditFree(position))
           : 0,
-        spend: spendLimited
-          ? Math.min(Math.max(0, target.micros - unused(lease?.spend_micros ?? 0, lease?.spend_held ?? 0)), half(spendFree(position)))
-          : 0,
-        tokens: tokensLimited
-          ? Math.min(Math.max(0, target.tokens - unused(lease?.tokens ?? 0, lease?.tokens_held ?? 0)), half(tokensFree(position)))
-          : 0
+        spend: spendLimited ? grantOf(target.micros, lease?.spend_micros ?? 0, lease?.spend_held ?? 0, spendFree(position)) : 0,
+        tokens: tokensLimited ? grantOf(target.tokens, lease?.tokens ?? 0, lease?.tokens_held ?? 0, tokensFree(position)) : 0
       }
       if (lease !== undefined) {
         const [grown] = yield* query<LeaseRow>(client, growLease, [lease.id, grant.credit, grant.spend, grant.tokens])

@@ -3,7 +3,7 @@
  * them), what follows a settlement (`AfterSettlement`), and the pieces one process's ledger is made of
  * (`LedgerParts`), which admission (AdmissionFlow.ts) and settlement (RunLedger.ts) are composed over.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, type Fiber, Layer } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import type { DatabaseUnavailable, DeadlineExceeded } from "../../schema/Errors.js"
 import type { PgPools } from "../db/PgPool.js"
@@ -18,7 +18,6 @@ import type { QuotaLedgerService } from "./QuotaLedger.js"
 import type { Refusal } from "./Refusals.js"
 import type { RunOrigin, RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
-import type { Fork } from "./Slices.js"
 import type { makeSettlementQueue } from "./SettlementQueue.js"
 
 /** A run asking to be admitted. */
@@ -44,7 +43,6 @@ export interface AdmittedRun {
   readonly reservation: Reservation | undefined
 }
 
-/** What admission decided. */
 export type AdmissionOutcome =
   | { readonly _tag: "Admitted"; readonly run: AdmittedRun }
   | { readonly _tag: "Replayed"; readonly run: RunRow }
@@ -83,7 +81,8 @@ export interface LedgerParts {
   readonly pools: PgPools["Service"]
   readonly holder: LedgerHolder["Service"]
   readonly after: AfterSettlement["Service"]
-  readonly fork: Fork
+  /** Runs an effect in a fiber of the ledger's own (its services), in the background: nothing interrupts it. */
+  readonly fork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
   readonly escrow: Escrow
   readonly limitedKeys: RecentKeys
   readonly queue: ReturnType<typeof makeSettlementQueue>

@@ -42,20 +42,21 @@ const openAccount: Statement = {
 
 // A run holds against a slice only in the dimensions the slice limits (billing, a spend or token limit); its other
 // holds are escrowed here as if it had been admitted outside any lease, so a limit set while it runs still counts it.
+// The columns are the fields of `Position`.
 const positionStatement: Statement = {
   name: "ledger_position",
   text: `SELECT o.billing_enabled AS billing, a.balance_micros AS balance,
-      l.period_spend_limit_micros AS spend_limit, l.period_token_limit AS token_limit,
-      COALESCE(p.spend_settled_micros, 0) AS spend_settled, COALESCE(p.tokens_settled, 0) AS tokens_settled,
+      l.period_spend_limit_micros AS "spendLimit", l.period_token_limit AS "tokenLimit",
+      COALESCE(p.spend_settled_micros, 0) AS "spendSettled", COALESCE(p.tokens_settled, 0) AS "tokensSettled",
       (COALESCE((SELECT sum(credit_micros) FROM ledger_leases WHERE organization_id = $1), 0) +
         COALESCE((SELECT sum(r.hold_micros) FROM runs r LEFT JOIN ledger_leases x ON x.id = r.lease_id
-          WHERE r.organization_id = $1 AND r.held AND r.hold_credit AND (x.id IS NULL OR NOT x.billing)), 0))::bigint AS credit_escrowed,
+          WHERE r.organization_id = $1 AND r.held AND r.hold_credit AND (x.id IS NULL OR NOT x.billing)), 0))::bigint AS "creditEscrowed",
       (COALESCE((SELECT sum(spend_micros) FROM ledger_leases WHERE organization_id = $1 AND period = $2::date), 0) +
         COALESCE((SELECT sum(r.hold_micros) FROM runs r LEFT JOIN ledger_leases x ON x.id = r.lease_id
-          WHERE r.organization_id = $1 AND r.held AND r.period = $2::date AND (x.id IS NULL OR NOT x.spend_limited)), 0))::bigint AS spend_escrowed,
+          WHERE r.organization_id = $1 AND r.held AND r.period = $2::date AND (x.id IS NULL OR NOT x.spend_limited)), 0))::bigint AS "spendEscrowed",
       (COALESCE((SELECT sum(tokens) FROM ledger_leases WHERE organization_id = $1 AND period = $2::date), 0) +
         COALESCE((SELECT sum(r.hold_tokens) FROM runs r LEFT JOIN ledger_leases x ON x.id = r.lease_id
-          WHERE r.organization_id = $1 AND r.held AND r.period = $2::date AND (x.id IS NULL OR NOT x.tokens_limited)), 0))::bigint AS tokens_escrowed
+          WHERE r.organization_id = $1 AND r.held AND r.period = $2::date AND (x.id IS NULL OR NOT x.tokens_limited)), 0))::bigint AS "tokensEscrowed"
     FROM organizations o JOIN credit_accounts a ON a.organization_id = o.id
     LEFT JOIN quota_limits l ON l.organization_id = o.id
     LEFT JOIN quota_periods p ON p.organization_id = o.id AND p.period = $2::date
@@ -67,31 +68,6 @@ export const lockAccount: Statement = {
   name: "ledger_lock_account",
   text: "SELECT 1 FROM credit_accounts WHERE organization_id = $1 FOR UPDATE"
 }
-
-interface PositionRow {
-  readonly billing: boolean
-  readonly balance: number
-  readonly spend_limit: number | null
-  readonly token_limit: number | null
-  readonly spend_settled: number
-  readonly tokens_settled: number
-  readonly credit_escrowed: number
-  readonly spend_escrowed: number
-  readonly tokens_escrowed: number
-}
-
-const positionOf = (row: PositionRow | undefined): Position | undefined =>
-  row === undefined ? undefined : {
-    billing: row.billing,
-    balance: row.balance,
-    creditEscrowed: row.credit_escrowed,
-    spendLimit: row.spend_limit,
-    tokenLimit: row.token_limit,
-    spendSettled: row.spend_settled,
-    tokensSettled: row.tokens_settled,
-    spendEscrowed: row.spend_escrowed,
-    tokensEscrowed: row.tokens_escrowed
-  }
 
 /**
  * Locks the organization's account row (opening it if it has none) and reads its position for `period`, inside the
@@ -114,5 +90,5 @@ export const lockPositionAnd = (
       { statement: positionStatement, values: [organizationId, period] },
       ...after
     ]),
-    (results) => ({ position: positionOf(results[2]![0] as PositionRow | undefined), after: results.slice(3) })
+    (results) => ({ position: results[2]![0] as Position | undefined, after: results.slice(3) })
   )

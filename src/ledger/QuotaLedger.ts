@@ -1,12 +1,9 @@
 /**
  * Period quotas: an organization's optional limits on spend and tokens per UTC calendar month (`quota_limits`) and,
  * per month, the spend and tokens settled (`quota_periods`). A run reserves its whole spend ceiling and its token
- * reservation in the month of its admission until it settles; the rule (spec, Period quotas) is that settled +
- * reserved + the run's ask stays within each limit, where reserved counts the leases' quota slices and the holds of
- * runs admitted outside any slice (`reserve`). Settling commits a run's billed spend and tokens to its month
- * (`settleSql`); what a lease slice held is released by the lease (Leases.ts). The run ledger (RunLedger.ts) is built
- * on this service: its admission applies `reserve` and its settlement statement carries `settleSql`, so a run's quota
- * is held and settled by the quota ledger's own rule inside the ledger's one-statement admission and settlement.
+ * reservation in the month of its admission until it settles (spec, Period quotas); what a lease slice held is
+ * released by the lease (Leases.ts). The run ledger applies `reserve` at admission and carries `settleSql` in its
+ * settlement statement, so a run's quota is held and settled by this service's rule inside the ledger's statements.
  */
 import { SqlClient } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
@@ -38,10 +35,6 @@ export interface QuotaRefusal {
   readonly asked: number
 }
 
-/**
- * The quota's rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under the
- * organization's lock: undefined when it fits, else the first limit it would pass (spend before tokens).
- */
 const reserve = (position: Position, ask: { readonly micros: number; readonly tokens: number }): QuotaRefusal | undefined => {
   if (position.spendLimit !== null && position.spendSettled + position.spendEscrowed + ask.micros > position.spendLimit) {
     return { quota: "spend", limit: position.spendLimit, used: position.spendSettled, held: position.spendEscrowed, asked: ask.micros }
@@ -52,10 +45,6 @@ const reserve = (position: Position, ask: { readonly micros: number; readonly to
   return undefined
 }
 
-/**
- * Settlement's part (a fragment of the settlement statement, over its `moves`: one row per run with the spend and
- * tokens billed now): each month's settled counters grow by what its runs billed.
- */
 const settleSql = `
   periods AS (
     INSERT INTO quota_periods AS q (organization_id, period, spend_settled_micros, tokens_settled)
@@ -67,25 +56,24 @@ const settleSql = `
           tokens_settled = q.tokens_settled + excluded.tokens_settled
   )`
 
+// One row, whatever the organization has, with the fields of `QuotaState`.
 const readStatement: Statement = {
   name: "quota_read",
-  text: `SELECT l.period_spend_limit_micros AS spend_limit, l.period_token_limit AS token_limit,
-      COALESCE(p.spend_settled_micros, 0) AS spend_settled, COALESCE(p.tokens_settled, 0) AS tokens_settled,
-      COALESCE((SELECT sum(hold_micros) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS spend_reserved,
-      COALESCE((SELECT sum(hold_tokens) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS tokens_reserved
+  text: `SELECT l.period_spend_limit_micros AS "spendLimitMicros", l.period_token_limit AS "tokenLimit",
+      COALESCE(p.spend_settled_micros, 0) AS "spendSettledMicros", COALESCE(p.tokens_settled, 0) AS "tokensSettled",
+      COALESCE((SELECT sum(hold_micros) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS "spendReservedMicros",
+      COALESCE((SELECT sum(hold_tokens) FROM runs WHERE organization_id = $1 AND held AND period = $2::date), 0)::bigint AS "tokensReserved"
     FROM (SELECT $1::text AS organization_id) o
     LEFT JOIN quota_limits l ON l.organization_id = o.organization_id
     LEFT JOIN quota_periods p ON p.organization_id = o.organization_id AND p.period = $2::date`
 }
 
-/** The quota ledger's operations. */
 export interface QuotaLedgerService {
   /**
    * Admission's quota rule for a run asking `micros` of spend and `tokens` of tokens, against a position read under
-   * the organization's lock: undefined when settled + escrowed + the ask fits every limit, else the first limit it
-   * would pass (spend before tokens). The run ledger's exact admission applies it (Admission.ts).
+   * the organization's lock: undefined when settled + escrowed + the ask fits every limit, else the first it passes.
    */
-  readonly reserve: (position: Position, ask: { readonly micros: number; readonly tokens: number }) => QuotaRefusal | undefined
+  readonly reserve: typeof reserve
   /**
    * Settlement's quota part, a fragment of the run ledger's settlement statement over its `moves` (one row per run
    * with the spend and tokens billed now): each month's settled counters grow by what its runs billed.
@@ -109,24 +97,7 @@ const make = Effect.gen(function*() {
     reserve,
     settleSql,
     read: (organizationId, period) =>
-      orUnavailable(Effect.map(
-        sql.unsafe<{
-          spend_limit: number | null
-          token_limit: number | null
-          spend_settled: number
-          tokens_settled: number
-          spend_reserved: number
-          tokens_reserved: number
-        }>(readStatement.text, [organizationId, period]),
-        ([row]): QuotaState => ({
-          spendLimitMicros: row?.spend_limit ?? null,
-          tokenLimit: row?.token_limit ?? null,
-          spendSettledMicros: row?.spend_settled ?? 0,
-          spendReservedMicros: row?.spend_reserved ?? 0,
-          tokensSettled: row?.tokens_settled ?? 0,
-          tokensReserved: row?.tokens_reserved ?? 0
-        })
-      )),
+      orUnavailable(Effect.map(sql.unsafe<QuotaState>(readStatement.text, [organizationId, period]), ([row]) => row!)),
     setLimits: (organizationId, limits) =>
       transactionOrUnavailable(sql, Effect.gen(function*() {
         yield* sql`SELECT 1 FROM credit_accounts WHERE organization_id = ${organizationId} FOR UPDATE`
@@ -142,6 +113,5 @@ const make = Effect.gen(function*() {
 
 /** Period quotas. */
 export class QuotaLedger extends Context.Service<QuotaLedger, QuotaLedgerService>()("QuotaLedger") {
-  /** The ledger over the SQL client. */
   static readonly layer = Layer.effect(QuotaLedger, make)
 }

@@ -22,10 +22,6 @@ export type Refusal =
   | KeyQuotaExhausted
   | KeyRateLimited
 
-/** `409`: the key was used with another body. */
-const conflict = (key: string) =>
-  new IdempotencyConflict({ message: `idempotency key ${JSON.stringify(key)} was used with a different body` })
-
 /** The contract's error for a run the exact way refused, its message saying what was asked and what was left. */
 export const refusal = (
   outcome: Exclude<ExactOutcome, { _tag: "Stored" | "Replayed" | "NoOrganization" }>,
@@ -33,7 +29,7 @@ export const refusal = (
 ): Refusal => {
   switch (outcome._tag) {
     case "Conflict":
-      return conflict(key)
+      return new IdempotencyConflict({ message: `idempotency key ${JSON.stringify(key)} was used with a different body` })
     case "Quota": {
       const { asked, held, limit, quota, used } = outcome.refusal
       return quota === "spend"

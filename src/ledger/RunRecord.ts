@@ -6,7 +6,6 @@
 /** Where a run came from: `POST /v1/runs`, or a router selection's classification. */
 export type RunOrigin = "runs" | "router"
 
-/** A stored run. */
 export interface RunRow {
   readonly id: string
   readonly organization_id: string

@@ -4,26 +4,16 @@
  * (AdmissionFlow.ts, `admitWith`); returned when unused for `IdleLeaseSeconds`, and all of them when the process
  * stops.
  */
-import { Effect, Exit, type Fiber, Schedule } from "effect"
+import { Effect, Exit, Schedule } from "effect"
 import { type Completion, makeCompletion } from "./Completion.js"
-import type { PgPools } from "../db/PgPool.js"
-import type { Escrow } from "./Escrow.js"
-import type { LedgerHolder } from "./Holder.js"
+import type { LedgerParts } from "./LedgerParts.js"
 import { grantLease, returnLeases } from "./Leases.js"
 
 /** How long a slice may go unused before it is returned. */
 export const IdleLeaseSeconds = 15
 
-/** Runs an effect in a fiber of the ledger's own (its services), in the background: nothing interrupts it. */
-export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.Fiber<A, E>
-
 /** What keeping the slices needs of the ledger. */
-export interface SliceParts {
-  readonly pools: PgPools["Service"]
-  readonly holder: LedgerHolder["Service"]
-  readonly fork: Fork
-  readonly escrow: Escrow
-}
+type SliceParts = Pick<LedgerParts, "escrow" | "fork" | "holder" | "pools">
 
 /**
  * Tops an organization's slice up in the background when it runs low (one grant at a time per organization); gives

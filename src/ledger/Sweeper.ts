@@ -1,10 +1,9 @@
 /**
- * Settles the runs of processes that died, so nothing stays held for ever. A holder whose heartbeat is older than
- * the TTL (Holder.ts) is taken for dead, but only by a process itself steady for a whole TTL (an outage every process
- * shared proves nothing): each of its runs still holding is settled like any other, its calls recorded while it ran
- * billed (`failed` with `deadline_exceeded` when one was answered, else left `pending`, nothing billed), its leases'
- * unused parts returned and the leases and the holder forgotten once nothing holds against them. Runs admitted before
- * holders existed are settled a minute after their deadline. Safe in every process at once: settlement locks
+ * Settles the runs of processes that died, so nothing stays held for ever. A holder whose heartbeat is older than the
+ * TTL (Holder.ts) is taken for dead, but only by a process itself steady: each of its runs still holding is settled
+ * like any other, its calls recorded while it ran billed (`failed` with `deadline_exceeded` when one was answered,
+ * else left `pending`), its leases returned and the holder forgotten once nothing holds against it. Runs admitted
+ * before holders existed are settled a minute after their deadline. Safe in every process at once: settlement locks
  * accounts in one order and bills each call once.
  */
 import { Effect, Layer, Schedule } from "effect"
@@ -26,8 +25,10 @@ const deadHolders: Statement = {
     ORDER BY heartbeat_at LIMIT 10`
 }
 
-const runColumns = `id::text, organization_id, origin, idempotency_key, kind, input_digest,
-  to_char(period, 'YYYY-MM-DD') AS period, hold_credit, created_at, deadline_at, holder, key_id,
+// The columns are the fields of a run's settlement (`SettlementInput`), and whether one of its calls was answered.
+const runColumns = `id::text, organization_id AS "organizationId", origin, idempotency_key AS "idempotencyKey", kind,
+  input_digest AS "inputDigest", to_char(period, 'YYYY-MM-DD') AS period, hold_credit AS "holdCredit",
+  created_at AS "createdAt", deadline_at AS "deadlineAt", holder, key_id AS "keyId",
   EXISTS (SELECT 1 FROM ledger_entries l WHERE l.run_id = runs.id AND l.status = 'succeeded') AS answered`
 
 const runsOfHolder: Statement = {
@@ -48,42 +49,17 @@ const forgetHolder: Statement = {
     AND NOT EXISTS (SELECT 1 FROM runs WHERE holder = $1 AND held)`
 }
 
-interface HeldRun {
-  readonly id: string
-  readonly organization_id: string
-  readonly origin: "runs" | "router"
-  readonly idempotency_key: string
-  readonly kind: "decision" | "verdict"
-  readonly input_digest: string
-  readonly period: string
-  readonly hold_credit: boolean
-  readonly created_at: Date
-  readonly deadline_at: Date
-  readonly holder: string | null
-  readonly key_id: string | null
-  readonly answered: boolean
-}
+type HeldRun = Omit<SettlementInput, "recreate" | "end"> & { readonly answered: boolean }
 
-const abandoned = (run: HeldRun): SettlementInput => ({
-  id: run.id,
-  organizationId: run.organization_id,
-  origin: run.origin,
-  idempotencyKey: run.idempotency_key,
-  kind: run.kind,
-  inputDigest: run.input_digest,
-  period: run.period,
-  holdCredit: run.hold_credit,
-  createdAt: run.created_at,
-  deadlineAt: run.deadline_at,
-  holder: run.holder,
-  keyId: run.key_id,
+const abandoned = ({ answered, ...run }: HeldRun): SettlementInput => ({
+  ...run,
   recreate: false,
   end: {
-    state: run.answered ? "failed" : "pending",
+    state: answered ? "failed" : "pending",
     output: null,
     outputDigest: null,
-    errorCode: run.answered ? "deadline_exceeded" : null,
-    errorMessage: run.answered ? "the run's process stopped before the run settled; its answered calls are billed" : null,
+    errorCode: answered ? "deadline_exceeded" : null,
+    errorMessage: answered ? "the run's process stopped before the run settled; its answered calls are billed" : null,
     calls: []
   }
 })
@@ -92,8 +68,8 @@ const abandoned = (run: HeldRun): SettlementInput => ({
 const organizationsOf = (runs: ReadonlyArray<HeldRun>): ReadonlyArray<ReadonlyArray<HeldRun>> => {
   const groups = new Map<string, Array<HeldRun>>()
   for (const run of runs) {
-    const group = groups.get(run.organization_id)
-    if (group === undefined) groups.set(run.organization_id, [run])
+    const group = groups.get(run.organizationId)
+    if (group === undefined) groups.set(run.organizationId, [run])
     else group.push(run)
   }
   return [...groups.values()]

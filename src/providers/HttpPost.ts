@@ -1,11 +1,9 @@
 /**
- * One JSON POST to the upstream model service, reported through a callback: the hot path of every upstream model call.
- * It goes through a keep-alive connection pool of undici (Node's own HTTP/1.1 client, the one under `fetch`), by its
- * `dispatch` interface: the request is written from a prepared header list, and the answer's chunks are gathered by
- * a handler of four callbacks, with no request or response object, stream or event emitter per call. Against
- * `node:http` with a keep-alive agent this halves the client's CPU per call (docs/decisions.md, "Upstream client").
- * The attempt's timeout is a plain timer that aborts the request; the caller can end it too (an interrupted attempt's
- * fiber does, OpenAiCompatible.ts). Bodies above 8 MiB are cut off and reported as too large.
+ * One JSON POST to the upstream model service, reported through a callback: the hot path of every upstream model
+ * call. It goes through a keep-alive connection pool of undici by its `dispatch` interface: the request is written
+ * from a prepared header list and the answer's chunks gathered by a handler of four callbacks, with no request or
+ * response object, stream or event emitter per call (docs/decisions.md, "Upstream client"). The attempt's timeout is
+ * a plain timer that aborts the request; the caller can end it too. Bodies above 8 MiB are reported as too large.
  */
 import { type Dispatcher, Pool } from "undici"
 
@@ -34,7 +32,6 @@ export type PostFailure =
 /** The connections to one upstream endpoint, and the request line and headers every POST to it sends. */
 export interface Endpoint {
   readonly pool: Pool
-  /** The path and query string of the endpoint. */
   readonly path: string
   /** The request's headers as name, value, name, value, ...; `content-type` included, `content-length` computed. */
   readonly headers: ReadonlyArray<string>
@@ -73,9 +70,7 @@ export type PostResult = { readonly _tag: "Response"; readonly response: PostRes
 
 /**
  * POSTs `body` (JSON text) to the endpoint and reads the whole response, giving up after `timeoutMs`; calls `done`
- * once with the result, from the connection's callbacks or the timer. Answers a function that ends the request
- * (`done` is then not called). The provider's attempt (OpenAiCompatible.ts) runs on this directly, in one step of the
- * Effect runtime.
+ * once with the result. Answers a function that ends the request (`done` is then not called).
  */
 export const post = (endpoint: Endpoint, body: string, timeoutMs: number, done: (result: PostResult) => void): () => void => {
   let settled = false

@@ -9,6 +9,7 @@
  * the start of a sentence as an answer); probabilities of tokens naming the same letter add up, and the options'
  * letters are renormalized among themselves.
  */
+import { Predicate } from "effect"
 import { unstorableReason } from "../db/StorableText.js"
 import type { Read } from "./ModelProvider.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
@@ -16,16 +17,10 @@ import { utf8Bytes } from "../encoding/Utf8.js"
 /** Letters naming options, in order; a question has at most 20 options. */
 export const LETTERS = "ABCDEFGHIJKLMNOPQRST"
 
-/** One chat message of a request body. */
-export interface ChatMessage {
-  readonly role: "user" | "assistant"
-  readonly content: string
-}
-
 /** A chat-completions request body. */
 export interface ChatRequest {
   readonly model: string
-  readonly messages: ReadonlyArray<ChatMessage>
+  readonly messages: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly content: string }>
   readonly max_tokens: number
   readonly temperature: number
   readonly logprobs?: boolean
@@ -132,9 +127,6 @@ export const thinkRequest = (model: string, read: Read, maxTokens: number): Chat
   temperature: 0
 })
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
-
 /** Longest upstream request id kept for the ledger. */
 const MaxRequestIdLength = 512
 
@@ -151,9 +143,9 @@ const readEnvelope = (text: string): Envelope => {
   } catch {
     return { _tag: "Malformed", reason: "the body is not JSON" }
   }
-  if (!isRecord(json)) return { _tag: "Malformed", reason: "the body is not a JSON object" }
+  if (!Predicate.isObject(json)) return { _tag: "Malformed", reason: "the body is not a JSON object" }
   const usage = json["usage"]
-  if (!isRecord(usage) || !isCount(usage["prompt_tokens"]) || !isCount(usage["completion_tokens"])) {
+  if (!Predicate.isObject(usage) || !isCount(usage["prompt_tokens"]) || !isCount(usage["completion_tokens"])) {
     return { _tag: "Malformed", reason: "the body has no usable usage" }
   }
   // The id is stored in the ledger: one PostgreSQL could not store (a NUL, a lone surrogate) or absurdly long is dropped.
@@ -172,14 +164,14 @@ const readEnvelope = (text: string): Envelope => {
 const firstChoice = (json: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> | null => {
   const choices = json["choices"]
   const first: unknown = Array.isArray(choices) ? choices[0] : undefined
-  return isRecord(first) ? first : null
+  return Predicate.isObject(first) ? first : null
 }
 
 const letterCandidates = (choice: Readonly<Record<string, unknown>> | null): ReadonlyArray<unknown> => {
   const logprobs = choice?.["logprobs"]
-  const content = isRecord(logprobs) ? logprobs["content"] : undefined
+  const content = Predicate.isObject(logprobs) ? logprobs["content"] : undefined
   const first: unknown = Array.isArray(content) ? content[0] : undefined
-  if (!isRecord(first)) return []
+  if (!Predicate.isObject(first)) return []
   const top = Array.isArray(first["top_logprobs"]) ? first["top_logprobs"] : []
   return [first, ...top]
 }
@@ -188,7 +180,7 @@ const letterProbabilities = (candidates: ReadonlyArray<unknown>, optionCount: nu
   const byLetter = new Array<number>(optionCount).fill(0)
   const seen = new Set<string>()
   for (const candidate of candidates) {
-    if (!isRecord(candidate) || typeof candidate["token"] !== "string") continue
+    if (!Predicate.isObject(candidate) || typeof candidate["token"] !== "string") continue
     const token = candidate["token"]
     const logprob = candidate["logprob"]
     if (seen.has(token) || typeof logprob !== "number" || !Number.isFinite(logprob)) continue
@@ -218,6 +210,6 @@ export const parseThoughtResponse = (text: string): ThoughtReply => {
   const envelope = readEnvelope(text)
   if (envelope._tag === "Malformed") return envelope
   const message = firstChoice(envelope.json)?.["message"]
-  const content = isRecord(message) && typeof message["content"] === "string" ? message["content"] : ""
+  const content = Predicate.isObject(message) && typeof message["content"] === "string" ? message["content"] : ""
   return { _tag: "Thought", id: envelope.id, usage: envelope.usage, text: content }
 }

@@ -11,7 +11,8 @@
  * softmax at temperature 0.35, mixed 95/5 with a uniform prior so no option is ever impossible. A `noul` reads the
  * proposition's (its instructions') share of words found in the evidence, c, and P(yes) = sigmoid(6 (c - 0.25) +
  * 3 (c_true - c_false)) with c_true/c_false the same share for the criteria descriptions (0 when absent), mixed
- * with the same prior. Usage is reported as if it were the letter readout: input tokens = ceil(UTF-8 bytes of the
+ * with the same prior (propositions carry generic words, such as "customer" or "ask", that a state rarely repeats,
+ * so a quarter of them found already leans yes). Usage is reported as if it were the letter readout: input tokens = ceil(UTF-8 bytes of the
  * letter prompt / 4), output tokens 1, request id `local_` + a hash of the read. `thinkTokens` is ignored (one call
  * per read): a lexical scorer has no thought to write, and billing a think call that changes nothing would be dishonest.
  */
@@ -21,19 +22,14 @@ import { routerAnswerer, shippedClassifier } from "../router/classifier/RouterAn
 import { canonicalJson, sha256Hex } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 import { letterPromptBytes } from "./LetterReadout.js"
-import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
-import type { Read, ReadOptions, ReadOutcome } from "./ModelProvider.js"
+import { ModelProvider, ProviderFailure, type Read, type ReadOptions, type ReadOutcome } from "./ModelProvider.js"
 
 /** The local model's ledger identity. */
 export const LOCAL_IDENTITY = { provider: "local", modelId: "arbiter-local-1" } as const
 
-/** Softmax temperature of option scores. */
-export const TEMPERATURE = 0.35
-/** Share of a proposition's words found in the evidence at which a `noul` is even (propositions carry generic
- * words such as "customer" or "ask" that a state rarely repeats, so a quarter of them found already leans yes). */
-export const NOUL_CENTER = 0.25
-/** Weight of the uniform prior mixed into every distribution. */
-export const PRIOR_WEIGHT = 0.05
+const TEMPERATURE = 0.35
+const NOUL_CENTER = 0.25
+const PRIOR_WEIGHT = 0.05
 
 const STOP_WORDS = new Set(
   ("a an and are as at be but by for from has have in is it its of on or that the this to was were will with " +
@@ -155,7 +151,4 @@ const make = Effect.sync(() => {
 })
 
 /** The local model: `LocalModel.layer` provides `ModelProvider` with no network. */
-export const LocalModel = {
-  make,
-  layer: Layer.effect(ModelProvider, make) as Layer.Layer<ModelProvider>
-}
+export const LocalModel = { layer: Layer.effect(ModelProvider, make) as Layer.Layer<ModelProvider> }

@@ -4,7 +4,6 @@ import { AppConfig } from "../config/AppConfig.js"
 import { LocalModel } from "./LocalModel.js"
 import { OpenAiCompatible } from "./OpenAiCompatible.js"
 
-/** The configured provider. */
 export const ModelProviderLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     config.decisionProvider === "openai"

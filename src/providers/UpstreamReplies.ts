@@ -13,8 +13,7 @@ import {
   ProviderUnavailable
 } from "../../schema/Errors.js"
 import type { PostResult } from "./HttpPost.js"
-import { parseLetterResponse, parseThoughtResponse } from "./LetterReadout.js"
-import type { Usage } from "./LetterReadout.js"
+import { parseLetterResponse, parseThoughtResponse, type Usage } from "./LetterReadout.js"
 import type { ModelCall, ProviderError } from "./ModelProvider.js"
 import type { FailureKind } from "./UpstreamRetry.js"
 
@@ -46,18 +45,10 @@ export const classify = <A>(result: PostResult, interpret: Interpret<A>): Attemp
   }
   if (status === 429) return { _tag: "Failed", id: requestId, kind: "rate_limited", detail: "status 429" }
   if (status >= 500) return { _tag: "Failed", id: requestId, kind: "unavailable", detail: `status ${status}` }
-  if (status === 413 || (status === 400 && CONTEXT_LENGTH.test(body))) {
-    return {
-      _tag: "Refused",
-      id: requestId,
-      error: new InputTooLarge({ message: "the input is over the decision model's own context limit" })
-    }
-  }
-  return {
-    _tag: "Refused",
-    id: requestId,
-    error: new ProviderUnavailable({ message: `the upstream model service refused the call with status ${status}` })
-  }
+  const error = status === 413 || (status === 400 && CONTEXT_LENGTH.test(body))
+    ? new InputTooLarge({ message: "the input is over the decision model's own context limit" })
+    : new ProviderUnavailable({ message: `the upstream model service refused the call with status ${status}` })
+  return { _tag: "Refused", id: requestId, error }
 }
 
 /** The error of a call whose retries ended on a retryable failure (decisions.md, "Precise rules"). */

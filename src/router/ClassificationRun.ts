@@ -15,7 +15,7 @@ import {
   internalDecisionSpec,
   type RunSpec
 } from "../runs/RunSpec.js"
-import type { Answer } from "../runs/RunView.js"
+import type { Answer } from "../runs/Answers.js"
 import type { FixedTask } from "./classification/ClassificationQuestions.js"
 import {
   classificationQuestions,

@@ -12,7 +12,7 @@ import { InvalidBody, InvalidPolicy, UnknownModelId, WeightsRequireBalanced } fr
 import type { SelectRequest } from "../../schema/RouterApi.js"
 import { canonicalDigest } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
-import { renderMessages } from "../runs/RunSpec.js"
+import { renderMessages } from "../runs/StateRendering.js"
 import type { Catalog } from "./Catalog.js"
 import type { FixedTask } from "./classification/ClassificationQuestions.js"
 import type { CatalogFilters } from "./Filters.js"

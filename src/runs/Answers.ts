@@ -5,7 +5,6 @@
  * "yes"). `confidence` = 1 - entropy / ln(n); `score` = expected level index / (levels - 1); both clamped to 0..1
  * against rounding.
  */
-import { canonicalDigest } from "../encoding/CanonicalJson.js"
 import type { QuestionOption, QuestionType } from "../providers/ModelProvider.js"
 
 /** A `noul` answer: the probability that the proposition is true. */
@@ -98,9 +97,6 @@ export const shapeAnswer = (
     }
   }
 }
-
-/** The `output_digest` of a run's output: SHA-256 hex of its canonical JSON. */
-export const outputDigest = (output: unknown): string => canonicalDigest(output)
 
 /** An answer as an earlier answer is shown to a later question: the modal alternative and its probability. */
 export const answerSummary = (

@@ -18,14 +18,8 @@ export interface ReadEstimate {
   readonly followUp: number
 }
 
-/** A model call with its cost. */
 export interface CostedCall extends ModelCall {
   readonly costMicros: number
-}
-
-/** What is still held for one read in flight (its worst case, less the cost of its calls priced so far). */
-export interface ReadHold {
-  remaining: number
 }
 
 /** The spend state of one run. */
@@ -34,52 +28,23 @@ export interface RunBudget {
   readonly worstCase: (estimate: ReadEstimate, thinkTokens: number) => number
   /** Holds `worst` if it fits beside what is spent and held; false (holding nothing) when it would pass the ceiling. */
   readonly hold: (worst: number) => boolean
-  /** Prices one call as it ends: adds its cost to the spend, in place of as much of its read's hold. */
-  readonly price: (hold: ReadHold, call: ModelCall) => CostedCall
+  /**
+   * Prices one call as it ends: adds its cost to the spend, in place of as much of its read's hold (what is still
+   * held for the read: its worst case, less the cost of its calls priced so far).
+   */
+  readonly price: (hold: { remaining: number }, call: ModelCall) => CostedCall
   /** Releases what remains of a read's hold once it ended and learns the estimate ratio from its calls. */
-  readonly release: (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => void
-  /** Prices a read's calls and releases its hold, in one step (`price` each, then `release`). */
-  readonly settle: (
-    worst: number,
-    estimate: ReadEstimate,
-    calls: ReadonlyArray<ModelCall>
-  ) => ReadonlyArray<CostedCall>
+  readonly release: (hold: { remaining: number }, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => void
   /** What is spent and held now, for messages. */
   readonly snapshot: () => { readonly spent: number; readonly held: number; readonly ceiling: number }
 }
 
-/** A fresh budget for one run. */
 export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number): RunBudget => {
   let spent = 0
   let held = 0
   let ratio = 1
   const scale = (tokens: number) => Math.ceil(tokens * ratio)
   const cost = (input: number, output: number) => callCostMicros(input, output, pricePerMtokMicros)
-
-  const price = (hold: ReadHold, call: ModelCall): CostedCall => {
-    const costMicros = cost(call.inputTokens, call.outputTokens)
-    const covered = Math.min(costMicros, hold.remaining)
-    spent += costMicros
-    held -= covered
-    hold.remaining -= covered
-    return { ...call, costMicros }
-  }
-
-  const release = (hold: ReadHold, estimate: ReadEstimate, calls: ReadonlyArray<ModelCall>) => {
-    held -= hold.remaining
-    hold.remaining = 0
-    let thought: number | null = null
-    for (const call of calls) {
-      if (call.status !== "succeeded") continue
-      const expected = call.purpose === "think"
-        ? estimate.think
-        : thought !== null
-        ? estimate.think + estimate.followUp + thought
-        : estimate.answer
-      if (call.purpose === "think") thought = call.outputTokens
-      if (expected > 0) ratio = Math.max(ratio, call.inputTokens / expected)
-    }
-  }
 
   return {
     worstCase: (estimate, thinkTokens) =>
@@ -91,13 +56,28 @@ export const makeRunBudget = (ceilingMicros: number, pricePerMtokMicros: number)
       held += worst
       return true
     },
-    price,
-    release,
-    settle: (worst, estimate, calls) => {
-      const hold = { remaining: worst }
-      const costed = calls.map((call) => price(hold, call))
-      release(hold, estimate, calls)
-      return costed
+    price: (hold, call) => {
+      const costMicros = cost(call.inputTokens, call.outputTokens)
+      const covered = Math.min(costMicros, hold.remaining)
+      spent += costMicros
+      held -= covered
+      hold.remaining -= covered
+      return { ...call, costMicros }
+    },
+    release: (hold, estimate, calls) => {
+      held -= hold.remaining
+      hold.remaining = 0
+      let thought: number | null = null
+      for (const call of calls) {
+        if (call.status !== "succeeded") continue
+        const expected = call.purpose === "think"
+          ? estimate.think
+          : thought !== null
+          ? estimate.think + estimate.followUp + thought
+          : estimate.answer
+        if (call.purpose === "think") thought = call.outputTokens
+        if (expected > 0) ratio = Math.max(ratio, call.inputTokens / expected)
+      }
     },
     snapshot: () => ({ spent, held, ceiling: ceilingMicros })
   }

@@ -4,11 +4,11 @@
  * stored run as settlement left it, for the caller.
  */
 import { DeadlineExceeded } from "../../schema/Errors.js"
+import { canonicalDigest } from "../encoding/CanonicalJson.js"
 import type { AdmittedRun } from "../ledger/RunLedger.js"
 import type { LedgerCall, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
 import type { ModelProvider } from "../providers/ModelProvider.js"
-import { outputDigest } from "./Answers.js"
 import { callOccurred, type EngineError, type EngineResult, type IndexedCall } from "./DecisionEngine.js"
 import { SPEND_CEILING_MICROS } from "./RunLimits.js"
 import type { RunSpec } from "./RunSpec.js"
@@ -63,7 +63,7 @@ export const engineEnd = (context: AnsweringModel, runId: string, result: Engine
     const skipped = Object.keys(result.skipped).length === 0 ? {} : { skipped: result.skipped }
     const output = { decision: { model: context.modelId, answers: result.answers, ...skipped } }
     return {
-      end: { state: "completed", output, outputDigest: outputDigest(output), errorCode: null, errorMessage: null, calls },
+      end: { state: "completed", output, outputDigest: canonicalDigest(output), errorCode: null, errorMessage: null, calls },
       error: null
     }
   }

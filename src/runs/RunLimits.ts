@@ -1,20 +1,15 @@
 /**
  * A run's limits (spec, Limits; decisions.md, Precise rules): the input estimate and the input limit of each kind,
  * the spend ceiling and the cost of a call that counts against it, and the default and longest deadlines. Money is
- * integer micro-USD computed with BigInt, so no float rounding can creep in. Definitions fixed here:
- * - prompt bytes: the UTF-8 bytes of the rendered `state` (StateRendering.renderState) or rendered `messages`
- *   (StateRendering.renderMessages);
- * - contract bytes: the UTF-8 bytes of the canonical JSON of `{instructions, questions}` for a decision or
- *   `{instructions, schema}` for a verdict (an absent `instructions` is left out of the object).
- * - default decision deadline: 30,000 + ceil(120,000 x input_tokens / 262,144) ms, at most 150,000 (rounded up,
- *   so a run is never given less time than the formula).
+ * integer micro-USD computed with BigInt, so no float rounding can creep in. The default decision deadline is
+ * 30,000 + ceil(120,000 x input_tokens / 262,144) ms, at most 150,000 (rounded up, so a run is never given less time
+ * than the formula).
  */
 import { Result } from "effect"
 import { InputTooLarge } from "../../schema/Errors.js"
 import { canonicalJson } from "../encoding/CanonicalJson.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 
-/** The two run kinds. */
 export type RunKind = "decision" | "verdict"
 
 /** Most estimated input tokens of a decision run (spec, Limits). */
@@ -36,10 +31,13 @@ const assertCount = (name: string, value: number): void => {
 
 const ceilDiv = (numerator: bigint, denominator: bigint): bigint => (numerator + denominator - 1n) / denominator
 
-/** Prompt bytes of a run: the UTF-8 bytes of its rendered state or messages. */
+/** Prompt bytes of a run: the UTF-8 bytes of its rendered `state` or `messages` (StateRendering.ts). */
 export const promptBytes = (renderedPrompt: string): number => utf8Bytes(renderedPrompt)
 
-/** Contract bytes of a run: the UTF-8 bytes of the canonical JSON of its instructions with its questions or schema. */
+/**
+ * Contract bytes of a run: the UTF-8 bytes of the canonical JSON of `{instructions, questions}` for a decision or
+ * `{instructions, schema}` for a verdict (an absent `instructions` is left out of the object).
+ */
 export const contractBytes = (contract: {
   readonly instructions?: string | undefined
   readonly questions?: unknown

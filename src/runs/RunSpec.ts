@@ -30,9 +30,6 @@ import { type CompileOptions, compileQuestions, type WireQuestion } from "./Ques
 import { renderMessages, renderState } from "./StateRendering.js"
 import { checkVerdictSchema } from "./VerdictSchema.js"
 
-/** A run's prompt of `messages`: the turns as `role: content` paragraphs (the router reads a task's turns so too). */
-export { renderMessages } from "./StateRendering.js"
-
 /** The decision model's public names. */
 export interface DecisionModelNames {
   readonly id: string
@@ -60,8 +57,6 @@ export type RunSpecError = InvalidBody | InvalidDecisionQuestions | InvalidVerdi
 export const DefaultVerdictOutputTokens = 4_096
 
 const invalidBody = (message: string) => Result.fail(new InvalidBody({ message }))
-
-const present = (value: unknown): boolean => value !== undefined
 
 /**
  * The capability hint's own check (step 5, after the contract): 1 to 64 characters of `[a-z0-9_.:-]`, else
@@ -179,7 +174,7 @@ const compileVerdict = (request: RunRequest, { prompt, promptPart }: RenderedPro
 
 /** Compiles a request; the first problem in check order wins. */
 export const compileRunSpec = (request: RunRequest, model: DecisionModelNames): Result.Result<RunSpec, RunSpecError> => {
-  if (present(request.state) === present(request.messages)) {
+  if ((request.state === undefined) === (request.messages === undefined)) {
     return invalidBody("send exactly one of `state` and `messages`")
   }
   if (request.messages !== undefined && request.messages.length === 0) return invalidBody("`messages` is empty")

@@ -7,11 +7,10 @@
 import { Option } from "effect"
 import { createHash } from "node:crypto"
 import { formatTimestamp } from "../../schema/Ids.js"
+import type { Run, RunListPageSchema } from "../../schema/RunsApi.js"
 import { uuidFromHex } from "../ids/Ids.js"
 import type { RunRow } from "../ledger/RunRecord.js"
-import type { Answer } from "./Answers.js"
 
-export type { Answer } from "./Answers.js"
 export type { RunRow } from "../ledger/RunRecord.js"
 
 const Compact = /^run_([0-9a-f]{32})$/
@@ -27,32 +26,13 @@ export const hyphenatedRunId = (uuid: string): string => `run_${uuid}`
 export const parseRunId = (value: string): Option.Option<string> => {
   const lower = value.toLowerCase() === value ? value : ""
   const compact = Compact.exec(lower)
-  if (compact !== null) {
-    return Option.some(uuidFromHex(compact[1]!))
-  }
+  if (compact !== null) return Option.some(uuidFromHex(compact[1]!))
   const hyphenated = Hyphenated.exec(lower)
   return hyphenated === null ? Option.none() : Option.some(hyphenated.slice(1).join("-"))
 }
 
 /** A run as the API returns it. */
-export interface RunView {
-  readonly run_id: string
-  readonly kind: "decision" | "verdict"
-  readonly state: "pending" | "completed" | "failed"
-  readonly input_digest: string
-  readonly output_digest?: string
-  readonly replayed: boolean
-  readonly decision?: {
-    readonly model: string
-    readonly answers: Readonly<Record<string, Answer | null>>
-    readonly skipped?: Readonly<Record<string, unknown>>
-  }
-  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
-  readonly cost_micros?: number
-  readonly created_at: string
-  readonly settled_at?: string
-  readonly error?: { readonly code: string; readonly message: string }
-}
+export type RunView = typeof Run.Type
 
 /** The status `POST /v1/runs` answers a run with: 202 for the replay of a run still pending, else 200. */
 export const answerStatus = (view: RunView): 200 | 202 => view.state === "pending" ? 202 : 200
@@ -141,19 +121,7 @@ export const decodeCursor = (listing: CursorListing, organizationId: string, cur
 }
 
 /** A page of the run list as the API returns it (`offset` is 0 on a page asked by cursor). */
-export interface RunListPageView {
-  readonly runs: ReadonlyArray<{
-    readonly run_id: string
-    readonly kind: "decision" | "verdict"
-    readonly state: "pending" | "completed" | "failed"
-    readonly input_digest: string
-    readonly output_digest?: string
-    readonly replayed: true
-  }>
-  readonly limit: number
-  readonly offset: number
-  readonly next_cursor: string | null
-}
+export type RunListPageView = typeof RunListPageSchema.Type
 
 /**
  * The wire page of up to `limit + 1` runs read newest first: the first `limit`, and the cursor of the last of them

@@ -11,11 +11,8 @@ import { orUnavailable } from "../db/Unavailable.js"
 import { runColumns, type RunRow } from "../ledger/RunRecord.js"
 import { type Keyset, keysetAtSql } from "./RunView.js"
 
-/** A run as the run list shows it. */
-export type RunListRow = Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest">
-
 /** A run of a run list page with its position (`keyset_at`: its `created_at` to the microsecond). */
-export interface RunListEntry extends RunListRow {
+export interface RunListEntry extends Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest"> {
   readonly keyset_at: string
 }
 
@@ -24,9 +21,7 @@ export type RunListStart =
   | { readonly _tag: "Offset"; readonly offset: number }
   | { readonly _tag: "After"; readonly key: Keyset }
 
-/** The repository's operations. */
 export interface RunsRepoService {
-  /** One run of an organization. */
   readonly get: (organizationId: string, id: string) => Effect.Effect<Option.Option<RunRow>, DatabaseUnavailable>
   /** Up to `limit` of an organization's runs, newest first, from `start`, each with its position. */
   readonly page: (
@@ -65,6 +60,5 @@ const make = Effect.gen(function*() {
 
 /** Reads of stored runs (the ledger writes them). */
 export class RunsRepo extends Context.Service<RunsRepo, RunsRepoService>()("RunsRepo") {
-  /** The repository over the SQL client. */
   static readonly layer = Layer.effect(RunsRepo, make)
 }

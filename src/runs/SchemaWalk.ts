@@ -6,9 +6,13 @@
  * `patternProperties` names), and stops at the first one past its bound, so its work is bounded by the bounds, not by
  * the document (beyond listing the names of a wide map it enters). Values that are not schemas (`enum`, `const`,
  * `default`, `examples`, unknown keywords) are never entered: nothing of the check recurses into them, and the request
- * body's own nesting limit bounds them. It also gathers what reference resolution needs: each resource's base URI
- * (`$id`), its anchors, and every `$ref` and `$dynamicRef`.
+ * body's own nesting limit bounds them. It also gathers each resource's base URI (`$id`), its anchors, and every
+ * `$ref` and `$dynamicRef`, which must then resolve inside the document (`unresolvedReference`), found without
+ * compiling it: against its base URI (RFC 3986), the part before the fragment names the document or one of its `$id`
+ * resources, and the fragment is empty, a JSON Pointer (RFC 6901) that lands on a schema from that resource's root, or
+ * one of its anchors. Nothing is fetched; each reference is resolved once, never followed further.
  */
+import { Predicate } from "effect"
 
 /** Keywords whose value is one subschema. */
 const SchemaKeywords = [
@@ -33,13 +37,6 @@ const SchemaMapKeywords = ["properties", "patternProperties", "dependentSchemas"
 
 /** The base URI of a document without `$id`; relative references resolve against it. */
 export const DocumentBase = "arbiter-verdict:/schema"
-
-export interface SchemaLimits {
-  readonly nodes: number
-  readonly patterns: number
-  /** Levels of objects and arrays down to the deepest subschema (the root is level 1). */
-  readonly depth: number
-}
 
 /** A `$ref` or `$dynamicRef` and the base URI it resolves against. */
 export interface SchemaReference {
@@ -74,9 +71,6 @@ interface Pending {
 /** A caller's text in a message: JSON-quoted, cut to its first 64 characters. */
 export const quoted = (text: string): string => JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}...` : text)
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const has = (record: Record<string, unknown>, key: string): boolean => Object.hasOwn(record, key)
 
 /**
@@ -95,7 +89,7 @@ const subschemas = (node: Record<string, unknown>, into: (child: unknown, levels
   }
   for (const keyword of SchemaMapKeywords) {
     const value = has(node, keyword) ? node[keyword] : undefined
-    if (!isRecord(value)) continue
+    if (!Predicate.isObject(value)) continue
     for (const name in value) if (has(value, name) && !into(value[name], 2)) return false
   }
   return true
@@ -105,7 +99,7 @@ const subschemas = (node: Record<string, unknown>, into: (child: unknown, levels
 const declaredPatterns = (node: Record<string, unknown>, into: (pattern: string) => boolean): boolean => {
   if (has(node, "pattern") && typeof node.pattern === "string" && !into(node.pattern)) return false
   const named = has(node, "patternProperties") ? node.patternProperties : undefined
-  if (isRecord(named)) {
+  if (Predicate.isObject(named)) {
     for (const name in named) if (has(named, name) && !into(name)) return false
   }
   return true
@@ -145,8 +139,14 @@ type Mutable = {
     : SchemaIndex[K]
 }
 
-/** Walks `root`'s schema positions, stopping at the first subschema, pattern or level past `limits`. */
-export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits): SchemaWalk => {
+/**
+ * Walks `root`'s schema positions, stopping at the first subschema, pattern or level past `limits` (`depth`: levels
+ * of objects and arrays down to the deepest subschema, the root level 1).
+ */
+export const walkSchema = (
+  root: Record<string, unknown>,
+  limits: { readonly nodes: number; readonly patterns: number; readonly depth: number }
+): SchemaWalk => {
   const index: Mutable = {
     nodes: 1,
     patterns: [],
@@ -168,10 +168,55 @@ export const walkSchema = (root: Record<string, unknown>, limits: SchemaLimits):
     const within = subschemas(node, (child, levels) => {
       index.nodes += 1
       tooDeep = typeof child === "object" && child !== null && depth + levels > limits.depth
-      if (isRecord(child)) pending.push({ node: child, base, depth: depth + levels })
+      if (Predicate.isObject(child)) pending.push({ node: child, base, depth: depth + levels })
       return index.nodes <= limits.nodes && !tooDeep
     })
     if (!within) return tooDeep ? { _tag: "TooDeep" } : { _tag: "TooManyNodes" }
   }
   return { _tag: "Within", index }
+}
+
+/** The value a JSON Pointer lands on from `root`, or undefined when it lands nowhere. */
+const evaluatePointer = (root: unknown, pointer: string): unknown => {
+  let value = root
+  for (const token of pointer.split("/").slice(1)) {
+    const name = token.replaceAll("~1", "/").replaceAll("~0", "~")
+    if (Array.isArray(value)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(name) || Number(name) >= value.length) return undefined
+      value = value[Number(name)]
+    } else if (typeof value === "object" && value !== null && Object.hasOwn(value, name)) {
+      value = (value as Record<string, unknown>)[name]
+    } else {
+      return undefined
+    }
+  }
+  return value
+}
+
+const isSchema = (value: unknown): boolean => typeof value === "boolean" || Predicate.isObject(value)
+
+/** Whether `ref`, resolved against `base`, lands on a schema of the document. */
+const resolves = (index: SchemaIndex, ref: string, base: string): boolean => {
+  let url: URL
+  let fragment: string
+  try {
+    url = new URL(ref, base)
+    fragment = decodeURIComponent(url.hash.slice(1))
+  } catch {
+    return false
+  }
+  url.hash = ""
+  const resource = index.resources.get(url.href)
+  if (resource === undefined) return false
+  if (fragment === "") return true
+  if (fragment.startsWith("/")) return isSchema(evaluatePointer(resource, fragment))
+  return index.anchors.has(`${url.href}#${fragment}`)
+}
+
+/** Undefined when every reference of the document resolves inside it, else which one does not. */
+export const unresolvedReference = (index: SchemaIndex): string | undefined => {
+  for (const { base, ref } of index.references) {
+    if (!resolves(index, ref, base)) return `$ref ${quoted(ref)} does not resolve inside the schema`
+  }
+  return undefined
 }

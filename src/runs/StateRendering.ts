@@ -9,17 +9,9 @@
  * counts what it writes and stops once it passes a budget of UTF-16 code units (each is at least one UTF-8 byte),
  * so the cost of rendering stays bounded by the budget whatever the body.
  */
-
-/** One conversation turn of a run's `messages`. */
-export interface MessageTurn {
-  readonly role: string
-  readonly content: string
-}
+import { Predicate } from "effect"
 
 const INDENT = "  "
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Thrown by the walk when the text would pass its budget; caught in `renderState`. */
 const OverBudget: unique symbol = Symbol("OverBudget")
@@ -34,18 +26,14 @@ const scalarSize = (value: string, pad: string): number => {
 const scalar = (value: unknown, pad: string): string => {
   if (value === null || value === undefined) return "null"
   if (typeof value === "string") return value === "" ? `""` : value.split("\n").join(`\n${pad}${INDENT}`)
-  if (typeof value === "number" || typeof value === "boolean") return JSON.stringify(value)
   return JSON.stringify(value) ?? "null"
 }
 
 const isEmptyContainer = (value: unknown): string | null => {
   if (Array.isArray(value)) return value.length === 0 ? "[]" : null
-  if (isRecord(value)) return Object.keys(value).length === 0 ? "{}" : null
+  if (Predicate.isObject(value)) return Object.keys(value).length === 0 ? "{}" : null
   return null
 }
-
-const isContainer = (value: unknown): value is Readonly<Record<string, unknown>> | ReadonlyArray<unknown> =>
-  Array.isArray(value) || isRecord(value)
 
 /** One container being rendered: its entries (keys of an object, undefined for array items) and how far it got. */
 interface Frame {
@@ -123,19 +111,14 @@ const renderContainer = (
     const [key, value] = frame.entries[frame.index]!
     frame.index += 1
     const { depth, pad } = frame
+    const head = key === undefined ? `${pad}- ` : `${pad}${key}: `
     const empty = isEmptyContainer(value)
-    if (key !== undefined) {
-      if (empty !== null) push(`${pad}${key}: ${empty}`)
-      else if (isContainer(value)) {
-        push(`${pad}${key}:`)
-        stack.push(frameOf(value, depth + 1))
-      } else pushScalar(`${pad}${key}: `, value, pad)
-    } else {
-      if (empty !== null) push(`${pad}- ${empty}`)
-      else if (isContainer(value)) {
-        dashes.push([lines.length, pad.length])
-        stack.push(frameOf(value, depth + 1))
-      } else pushScalar(`${pad}- `, value, pad)
+    if (empty !== null) push(`${head}${empty}`)
+    else if (!Predicate.isObjectOrArray(value)) pushScalar(head, value, pad)
+    else {
+      if (key === undefined) dashes.push([lines.length, pad.length])
+      else push(`${pad}${key}:`)
+      stack.push(frameOf(value, depth + 1))
     }
   }
   applyDashes(lines, dashes)
@@ -149,7 +132,7 @@ export const renderState = (state: unknown, budget: number = Number.POSITIVE_INF
   if (typeof state === "string") return state.length > budget ? undefined : state
   const empty = isEmptyContainer(state)
   if (empty !== null) return empty
-  if (!isContainer(state)) return scalar(state, "")
+  if (!Predicate.isObjectOrArray(state)) return scalar(state, "")
   const lines: Array<string> = []
   try {
     renderContainer(state, lines, budget)
@@ -161,5 +144,5 @@ export const renderState = (state: unknown, budget: number = Number.POSITIVE_INF
 }
 
 /** The text of a run's `messages`: `role: content` turns separated by a blank line. */
-export const renderMessages = (messages: ReadonlyArray<MessageTurn>): string =>
+export const renderMessages = (messages: ReadonlyArray<{ readonly role: string; readonly content: string }>): string =>
   messages.map((turn) => `${turn.role}: ${turn.content}`).join("\n\n")

@@ -1,23 +1,13 @@
 /**
  * Slow clients (decisions.md, Precise rules): a request's body must arrive within `REQUEST_BODY_TIMEOUT_MS` of its
- * headers. Past it, a request not yet answered gets a plain-text `408` with `Connection: close` and its connection
- * closes once the answer is out; one already answered (a refusal from its headers) has its connection closed. Nothing
- * is stored or charged: a run or selection starts only once its body has been read (Overload.ts; `takeOnceRead`,
- * src/http/ShedOnceRead.ts), and the readers of a body treat the closed connection as a client gone (RequestShape.ts),
- * not as a failure. The deadline is the service's own, below Node's `requestTimeout` (300 s, checked every 30 s,
- * answering without a body).
+ * headers. Past it, a request not yet answered gets a plain-text `408` with `Connection: close`; one already answered
+ * (a refusal from its headers) has its connection closed. Nothing is stored or charged: a run starts only once its body
+ * has been read, and the body's readers take the closed connection for a client gone (RequestShape.ts). The deadline
+ * is the service's own, below Node's `requestTimeout`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { requestIdFor } from "../http/RequestId.js"
-
-/** The text of the 408. */
-export const slowBodyMessage = (timeoutMs: number): string =>
-  `the request body did not arrive within ${timeoutMs} ms of its headers; nothing was stored or charged`
-
-/** The request carries a body (a length over zero, or chunked). */
-const carriesBody = (request: IncomingMessage): boolean =>
-  request.headers["transfer-encoding"] !== undefined ||
-  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
+import { hasBody } from "../http/RequestShape.js"
 
 /** Answers the request whose body is late (or closes its connection when it was already answered). */
 const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: number): void => {
@@ -25,12 +15,11 @@ const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: n
     request.socket.destroy()
     return
   }
-  const header = request.headers["x-request-id"]
-  const body = slowBodyMessage(timeoutMs)
+  const body = `the request body did not arrive within ${timeoutMs} ms of its headers; nothing was stored or charged`
   response.writeHead(408, {
     "content-type": "text/plain; charset=utf-8",
     "content-length": Buffer.byteLength(body),
-    "x-request-id": requestIdFor(Array.isArray(header) ? header[0] : header),
+    "x-request-id": requestIdFor(request.headers["x-request-id"]),
     connection: "close"
   })
   // `Connection: close` makes Node end the socket once the answer is written; the rest of the body is not awaited.
@@ -39,7 +28,7 @@ const expire = (request: IncomingMessage, response: ServerResponse, timeoutMs: n
 
 /** Starts the body's deadline for a request with a body; it ends when the body has arrived or the connection closes. */
 export const watchBodyDeadline = (request: IncomingMessage, response: ServerResponse, timeoutMs: number): void => {
-  if (!carriesBody(request) || request.complete) return
+  if (!hasBody(request.headers) || request.complete) return
   const timer = setTimeout(() => expire(request, response, timeoutMs), timeoutMs)
   timer.unref()
   const clear = () => clearTimeout(timer)

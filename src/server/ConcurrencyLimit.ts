@@ -1,30 +1,19 @@
 /**
  * An adaptive concurrency limit for the runs routes, in the spirit of Netflix concurrency-limits and Envoy's adaptive
- * concurrency filter, against a time budget: while the service's recent own time per request stays within the
- * budget, the limit on requests served at once probes upwards (by a headroom of its square root, and only when it is
- * actually reached); once the time exceeds the budget, the process is saturated and completes runs at its capacity,
- * so the limit goes to the requests in flight whose time is the budget by Little's law: the completion rate times the
- * budget. The time measured is the service's own (a request's total less the time it waited for the upstream model),
- * so a slow upstream does not shrink the limit: only this process's saturation does. Pure bookkeeping; the guard
- * (Overload.ts) sheds what exceeds it.
+ * concurrency filter, against a time budget: while the service's recent own time per request (its total less the time
+ * it waited for the upstream model, so a slow upstream never shrinks the limit) stays within the budget, the limit
+ * probes upwards by a headroom of its square root, and only when it is actually reached; past the budget the process
+ * is saturated and completes runs at its capacity, so the limit goes to the requests in flight whose time is the
+ * budget by Little's law: the completion rate times the budget. Pure bookkeeping; the guard (Overload.ts) sheds what
+ * exceeds it.
  *
- * Why a budget and not Gradient2's ratio of a long-run time to the recent one: the limit exists to keep deadlines,
- * not to keep the service at its fastest. Against a long-run time, 64 runs at once after a quiet minute (own time 10
- * to 20 times a lone run's, merely because they share a core) looked like queueing: the limit fell to its minimum and
- * shed most of a load the process was serving well within every deadline; and a load that grows slowly teaches the
- * long-run time its own queueing. A request whose own time is within the budget keeps any deadline worth setting.
- *
- * Why Little's law and not a gradient step on every slow sample: the requests taken under a higher limit end one by
- * one, each still slow, long after the limit came down; stepping on each of them took the limit to its minimum (under
- * a closed loop of 256 clients, most requests were then shed and the process served a third fewer runs). The
- * completion rate of a saturated process does not depend on how late its requests end, so the limit settles where the
- * time meets the budget.
- *
- * Why a warm-up: a fresh process's first runs are served while V8 still interprets its code, while the database pool
- * opens its connections and while each organization's first lease is granted, at a fraction of the warm process's
- * capacity. Little's law on that rate took the limit from 64 to 30 within a second of a fresh process meeting 64
- * clients, and shed 1,846 requests in the 1.5 s before the warm process had grown it back to 129. During its first
- * `warmupMs` of completions the limit does not shrink; the initial limit bounds the process meanwhile.
+ * A budget, not Gradient2's ratio of a long-run time to the recent one: the limit exists to keep deadlines, and runs
+ * that merely share a core after a quiet spell are not queueing (a load that grows slowly would also teach the
+ * long-run time its own queueing). Little's law, not a gradient step on every slow sample: the requests taken under a
+ * higher limit end one by one, each still slow, long after the limit came down, and stepping on each would take it to
+ * its minimum, while a saturated process's completion rate does not depend on how late its requests end. A warm-up:
+ * a fresh process serves its first runs at a fraction of its capacity (V8 still interprets, the pool opens its
+ * connections, the first leases are granted), so for its first `warmupMs` of completions the limit does not shrink.
  */
 
 /** Bounds, budget and smoothing of the limit. */
@@ -52,10 +41,8 @@ export interface LimitOptions {
 const BusyLoop = 0.9
 
 /**
- * Defaults: start at 64 in flight, between 8 and 4,096; half a second of own time per request (a decision run's
- * shortest default deadline is 30 s; the bench's 4x overload row, with `deadline_ms` 2000, needs every answer within
- * 2.1 s, waits before the guard included); three seconds of warm-up (a fresh process on the bench machine was back at
- * full speed 1.5 s after its first completion).
+ * Defaults: start at 64 in flight, between 8 and 4,096; half a second of own time per request, well within the
+ * shortest deadline a run sets; three seconds of warm-up.
  */
 export const DefaultLimitOptions: LimitOptions = {
   initial: 64,
@@ -76,7 +63,6 @@ const IdleWindowMs = 1_000
 /** Weight of a window's rate in the completion rate. */
 const RateWeight = 0.3
 
-/** A concurrency limit against a time budget. */
 export class AdaptiveLimit {
   private limitValue: number
   private fast = 0
@@ -91,7 +77,6 @@ export class AdaptiveLimit {
     this.limitValue = options.initial
   }
 
-  /** The number of requests that may be served at once now. */
   get limit(): number {
     return Math.floor(this.limitValue)
   }
@@ -111,10 +96,7 @@ export class AdaptiveLimit {
       this.limitValue = Math.min(this.options.max, this.limitValue + this.options.smoothing * Math.sqrt(this.limitValue))
       return
     }
-    // Past it, the process is saturated and completes runs at its capacity: Little's law gives the requests in
-    // flight whose time is the budget. The first window of a process has no rate yet: it waits for one. Runs slow
-    // while the loop idles are waiting, not queueing for this process: there the rate falls with the limit, and
-    // Little's law would take it down step by step to its minimum. A warming process's rate is not its capacity.
+    // Past it: Little's law, once a rate is known and the process is warm and busy (`loopBusy`).
     if (this.rate === 0 || now - this.firstAt < this.options.warmupMs) return
     if (this.options.loopBusy !== undefined && this.options.loopBusy() < BusyLoop) return
     const next = Math.min(this.limitValue, this.rate * this.options.budgetMs)

@@ -1,14 +1,10 @@
 /**
  * Serves the router an HttpApi and the pages beside it are registered on (HttpRouter, with the boundary of
- * Boundary.ts) on a Node HTTP server. The routes and everything they need (database, migrations) are built first and
- * the request handler is attached when the server is created, before it listens: a connection accepted during
- * start-up can never reach a server without a handler (the hang described in notes on NodeHttpServer.layer). The
- * overload guard sees each request first (Overload.ts); a request it lets through goes to the direct route of its
- * exact method and URL, if any (DirectRoutes.ts), else to the router. Each request's body must arrive within
- * `REQUEST_BODY_TIMEOUT_MS` of its headers (BodyDeadline.ts), and the guard decides on a run or selection with a body
- * once its reader has read it. Every request is counted, timed and
- * access-logged (RequestObserver.ts), and every log line written while it is handled carries its request id and
- * trace id (RequestLogContext.ts).
+ * Boundary.ts) on a Node HTTP server. Everything the routes need is built, and the request handler attached, before
+ * the server listens, so no connection reaches a server without a handler. Each request passes the body deadline
+ * (BodyDeadline.ts), then the overload guard (Overload.ts), then goes to the direct route of its exact method and URL,
+ * if any (DirectRoutes.ts), else to the router; every request is counted, timed and access-logged
+ * (RequestObserver.ts), its log lines carrying its request id and trace id (RequestLogContext.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer, LogLevel, Option } from "effect"
@@ -17,12 +13,11 @@ import { AppConfig } from "../config/AppConfig.js"
 import { addGaugeSampler, labels, record, runsConcurrencyLimit, runsInFlight, runsUsingProcess } from "../telemetry/Metrics.js"
 import { requestLogContext } from "../telemetry/RequestLogContext.js"
 import { Boundary, RouterSettings } from "../http/Boundary.js"
-import { withServerSpanNames } from "./ServerSpans.js"
 import { makeCors } from "../http/Cors.js"
 import { errorBoundary } from "../http/ErrorBoundary.js"
 import { acceptOn, announceListening, reservePort, sharedAddress } from "./SharedPort.js"
 import { type OverloadGuard, startOverloadGuard } from "./Overload.js"
-import { observeAnswer, observeRequests } from "./RequestObserver.js"
+import { observeAnswer, observeRequests, withServerSpanNames } from "./RequestObserver.js"
 import { nodeRequestOf } from "../http/RequestShape.js"
 import { DirectRoutes, type DirectServer } from "./DirectRoutes.js"
 import { makeRouteLabeler } from "../http/RouteLabels.js"
@@ -32,7 +27,6 @@ import { closeWaitingResponder } from "./SchemaGate.js"
 import { Lifecycle } from "../health/Lifecycle.js"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 
-/** Where the server listens. */
 export class ServerAddress extends Context.Service<
   ServerAddress,
   { readonly host: string; readonly port: number; readonly url: string }
@@ -82,9 +76,6 @@ Effect.gen(function*() {
   }
 })
 
-/** A request handler whose requests' spans are named `{method} {route}` (ServerSpans.ts). */
-const traced = withServerSpanNames
-
 /** The API's handler, and the direct routes' handlers by `METHOD url` with the server's means to hand answers back. */
 const requestHandlers = <E, R>(routeLayer: Layer.Layer<never, E, R>) =>
 Effect.gen(function*() {
@@ -92,8 +83,8 @@ Effect.gen(function*() {
   const apps = yield* observedApps(routeLayer)
   const scope = yield* Effect.scope
   // Each request in a span of its own (`http.server GET`, continuing the caller's `traceparent`) while tracing is on.
-  const handler = yield* traced(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
-  const handBack = yield* traced(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
+  const handler = yield* withServerSpanNames(NodeHttpServer.makeHandler(apps.app, { scope, middleware: HttpMiddleware.tracer }))
+  const handBack = yield* withServerSpanNames(NodeHttpServer.makeHandler(apps.handedBackApp, { scope, middleware: HttpMiddleware.tracer }))
   const server: DirectServer = {
     runtime: apps.services,
     observe: (method, route, status, durationMs) => {
@@ -149,7 +140,6 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
         if (route === undefined) handler(request, response)
         else route(request, response)
       })
-      // Stopping: drained, then closed, in phases (Drain.ts).
       const drain = makeDrain({
         server,
         lifecycle: yield* Lifecycle,
@@ -161,10 +151,9 @@ export const listen = <E, R>(options: { readonly host: string; readonly port: nu
         Effect.tryPromise({ try: () => accept(server), catch: (error) => error as Error }),
         ({ stop }) => drain.stop(stop)
       )
-      const address = { address: accepting.address.host, port: accepting.address.port }
-      const host = address.address.includes(":") ? `[${address.address}]` : address.address
-      const url = `http://${host}:${address.port}`
+      const { host, port } = accepting.address
+      const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
       yield* Effect.logInfo(`listening on ${url}`)
-      return { host: address.address, port: address.port, url }
+      return { host, port, url }
     })
   ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

@@ -1,27 +1,22 @@
 /**
  * Load shedding for the two routes that run the model (`POST /v1/runs`, `POST /v1/router/select`), below the framework.
- * When a process is offered more runs than it can serve, the surplus queues (in the process, then in the socket before
- * the service even parses it), deadlines pass unseen and every answer comes late. The guard counts the requests to
- * those routes the process is serving and holds those using it (not waiting on the upstream model:
- * providers/UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts: it follows the service's own time per
- * request against a budget, so it shrinks once the process is queueing), and all of them under `maxInFlight`; past
- * either, or while the event loop lags more than `maxLagMs`, a new request is answered at once, before any parsing or
- * database work: `503 no_route_available` with `Retry-After` (no route can take the run now; nothing was stored, so
- * nothing is charged), `x-request-id`, `Server-Timing` and CORS headers like any answer. A request is counted, and
- * decided, only once its body has been read (`shedOnceRead`, `takeOnceRead`; its credential and scope were checked from
- * the headers before), so slow uploads, which must finish within `REQUEST_BODY_TIMEOUT_MS` (BodyDeadline.ts), hold no
- * place meanwhile (decisions.md, Precise rules, "Slow clients"). The shed answer costs a few microseconds, so the runs
- * the service takes keep their deadlines. Other routes are never shed. A request the guard answers itself is counted
- * (`arbiter_http_shed_total` by reason, and as a 503 in the request and run metrics) but not access-logged: shedding
- * exists to spend nothing on it. One whose body the API read (`takeOnceRead` without `answerHere`) is counted in
- * `arbiter_http_shed_total` and as a shed run here, and answered (with `Retry-After` and `Server-Timing`), counted and
- * logged by the API like its other refusals.
+ * A process offered more runs than it can serve queues the surplus (in the process, then in the socket), and every
+ * answer comes late. The guard counts the requests to those routes the process is serving and holds those using it
+ * (not waiting on the upstream model: providers/UpstreamWaits.ts) under an adaptive limit (ConcurrencyLimit.ts), and
+ * all of them under `maxInFlight`; past either, or while the event loop lags more than `maxLagMs`, a new request is
+ * answered at once, before any parsing or database work: `503 no_route_available` with `Retry-After` (nothing was
+ * stored, so nothing is charged), `x-request-id`, `Server-Timing` and CORS headers like any answer. A request with a
+ * body is decided only once its body has been read (ShedOnceRead.ts), so slow uploads hold no place. Other routes
+ * are never shed. A request the guard answers itself is counted (`arbiter_http_shed_total` by reason, and as a 503 in
+ * the request and run metrics) but not access-logged: shedding exists to spend nothing on it. One whose body the API
+ * read is counted here as shed, and answered, counted and logged by the API like its other refusals.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Cors } from "../http/Cors.js"
 import { count, httpRequestSeconds, httpRequests, labels, record, runs, shedRequests } from "../telemetry/Metrics.js"
 import { AdaptiveLimit, DefaultLimitOptions } from "./ConcurrencyLimit.js"
 import { requestIdFor } from "../http/RequestId.js"
+import { hasBody } from "../http/RequestShape.js"
 import { serverTimingValue } from "../http/ServerTiming.js"
 import { deferUntilRead, ShedMessage, ShedRetryAfterSeconds } from "../http/ShedOnceRead.js"
 import { waitingOnUpstream } from "../providers/UpstreamWaits.js"
@@ -41,9 +36,8 @@ const IdleAfterMs = 2_000
 
 /**
  * The event loop's lag (ms, decaying with time), sampled every `SampleEveryMs` while the shedable routes are being
- * asked and every `IdleSampleEveryMs` otherwise: a JavaScript timer every 10 ms costs an idle process more CPU than
- * all its other background work, one every 100 ms a tenth of that, and a lag that matters (a
- * stall of the loop, tens of milliseconds and more) is still seen by the first sample after it.
+ * asked and every `IdleSampleEveryMs` otherwise (a fast timer would cost an idle process more CPU than all its other
+ * background work); a lag that matters, a stall of tens of milliseconds and more, is seen by the first sample after it.
  */
 class LagSampler {
   lag = 0
@@ -138,8 +132,7 @@ const countShed = (key: string, lagging: boolean): void => {
 /** Answers a shed request at once: `503 no_route_available` with `Retry-After`, its request id, timing and CORS. */
 const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Cors): void => {
   const started = { started: Date.now(), startedPrecise: performance.now() }
-  const header = request.headers["x-request-id"]
-  const requestId = requestIdFor(Array.isArray(header) ? header[0] : header)
+  const requestId = requestIdFor(request.headers["x-request-id"])
   const body = JSON.stringify({ error: { code: "no_route_available", message: ShedMessage, request_id: requestId } })
   response.writeHead(503, {
     ...cors.responseHeaders(request.headers.origin),
@@ -153,7 +146,6 @@ const answerShed = (request: IncomingMessage, response: ServerResponse, cors: Co
   request.resume()
 }
 
-/** A running guard. */
 export interface OverloadGuard {
   /** Answers the request when it must be shed now; false when the service should handle it. */
   readonly shed: (request: IncomingMessage, response: ServerResponse) => boolean
@@ -163,11 +155,9 @@ export interface OverloadGuard {
    */
   readonly shedOnceRead: (request: IncomingMessage, response: ServerResponse) => boolean
   readonly stop: () => void
-  /** The adaptive limit now. */
   readonly limit: () => number
-  /** The shedable requests being served now. */
   readonly inFlight: () => number
-  /** Of them, those using the process (not waiting on the upstream model): what the adaptive limit holds. */
+  /** Of the shedable requests in flight, those using the process (not waiting on the upstream model). */
   readonly using: () => number
 }
 
@@ -177,11 +167,6 @@ const shedableKey = (request: IncomingMessage): string | undefined => {
   const key = `${request.method} ${path}`
   return Shedable.has(key) ? key : undefined
 }
-
-/** The request carries a body (a length over zero, or chunked). */
-const carriesBody = (request: IncomingMessage): boolean =>
-  request.headers["transfer-encoding"] !== undefined ||
-  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0")
 
 /**
  * Starts a guard; `maxLagMs` 0 turns the lag test off; `maxInFlight` 0 turns the limit off; `budgetMs` is the own time
@@ -224,7 +209,7 @@ export const startOverloadGuard = (
     shedOnceRead: (request, response) => {
       const key = shedableKey(request)
       if (key === undefined) return false
-      if (!carriesBody(request)) return shed(request, response)
+      if (!hasBody(request.headers)) return shed(request, response)
       deferUntilRead(request, (answerHere) => {
         if (answerHere) return !shed(request, response)
         const lagging = decide(response)
@@ -257,8 +242,6 @@ const decider = (
   const now = performance.now()
   sampler?.asked(now)
   const lagging = sampler !== undefined && sampler.lag > options.maxLagMs
-  // The limit holds the requests using the process, not those waiting on the upstream (providers/UpstreamWaits.ts);
-  // RUNS_MAX_IN_FLIGHT holds them all.
   const using = counts.inFlight - waitingOnUpstream()
   const full = options.maxInFlight > 0 && (counts.inFlight >= options.maxInFlight || using >= limit.limit)
   if (lagging || full) return lagging

@@ -1,20 +1,17 @@
 /**
- * `MIGRATIONS=off`: the service never migrates; the deploy runs `arbiter migrate` as a step of its own. A server that
- * starts on a database whose schema is older than its build cannot build its services (they read and write tables
- * the build expects), so it waits at this gate before building them, asking the database again every second. While
- * it waits, a small responder on the service's address answers what probes and callers need: `GET /healthz` 200 (the
- * process is alive: no restart), `GET /readyz` 503 with the database's checks (no traffic), and every other request
- * `503 database_unavailable`, each with its `x-request-id`. Once the schema is current, the server builds its app
- * while the responder still answers, and closes the responder just before its own sockets listen
- * (`closeWaitingResponder`, Listen.ts): the port is closed only for that instant. With `MIGRATIONS=auto`, or a schema
- * already current, the gate is open at once.
+ * `MIGRATIONS=off`: the service never migrates (the deploy runs `arbiter migrate`). A server started on a database
+ * whose schema is older than its build waits at this gate before building its services, asking again every second;
+ * meanwhile a small responder on the service's address answers `GET /healthz` 200, `GET /readyz` 503 with the
+ * database's checks, and everything else `503 database_unavailable`, each with its `x-request-id`. Once the schema is
+ * current, the server builds its app while the responder still answers, and closes the responder just before its own
+ * sockets listen (`closeWaitingResponder`, Listen.ts). With `MIGRATIONS=auto`, or a current schema, it opens at once.
  */
 import { Context, Effect, Layer, Option, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.js"
 import { appliedVersion, readMigrations } from "../db/Migrations.js"
-import { newRequestId, requestIdFor } from "../http/RequestId.js"
+import { requestIdFor } from "../http/RequestId.js"
 import { acceptOn, reservePort, sharedAddress } from "./SharedPort.js"
 
 /** How often the waiting server asks the database for its schema. */
@@ -32,8 +29,7 @@ const json = (response: ServerResponse, status: number, body: unknown) => {
 
 /** The responder's answers: liveness, readiness from `state`, and `503 database_unavailable` to everything else. */
 const answer = (state: SchemaState, expected: number) => (request: IncomingMessage, response: ServerResponse) => {
-  const header = request.headers["x-request-id"]
-  const requestId = typeof header === "string" ? requestIdFor(header) : newRequestId()
+  const requestId = requestIdFor(request.headers["x-request-id"])
   response.setHeader("x-request-id", requestId)
   const path = (request.url ?? "/").split("?")[0]
   if (request.method === "GET" && path === "/healthz") return json(response, 200, { status: "ok" })

@@ -1,22 +1,14 @@
 /**
- * How the API's port is accepted on, by `WORKERS` processes or by a process alone.
- *
- * A listening handle accepts one connection per turn of its process's event loop (libuv 1.45 and later). A loaded
- * process turns its loop every few tens of milliseconds, so one handle takes new connections at a few hundred a
- * second at most, and under overload the rest wait in the kernel's accept queue, unseen by the overload guard, and
- * are answered after their deadlines. node:cluster's round-robin primary is no faster: it hands a worker its next
- * connection only once the worker has acknowledged the last.
- *
- * So every serving process listens on `ListenersPerProcess` sockets of its own on the same port, each opened with
- * `SO_REUSEPORT` (`reusePort`, Linux): the kernel spreads new connections over all the sockets of the port, those of
- * every worker alike, and each socket accepts one connection per turn, so a process takes up to
- * `ListenersPerProcess` new connections per turn and every request reaches its guard promptly, which sheds what the
- * process cannot serve in time. A worker that stops closes only its own sockets; the kernel spreads the next
- * connections over those left. Where `reusePort` is not supported (not Linux), a process serving alone listens on one
- * handle, and workers listen through node:cluster's shared handle.
- *
- * `SO_REUSEPORT` would also let a second service started by mistake on the same port share it silently, so the port
- * is first taken without it (`reservePort`): a port another process listens on stops the start with EADDRINUSE.
+ * How the API's port is accepted on, by `WORKERS` processes or by a process alone. A listening handle accepts one
+ * connection per turn of its process's event loop, which a loaded process turns every few tens of milliseconds, so
+ * under overload new connections wait in the kernel's accept queue, unseen by the overload guard, until after their
+ * deadlines (node:cluster's round-robin primary is no faster: it hands a worker a connection only once the worker
+ * acknowledged the last). So every serving process listens on `ListenersPerProcess` sockets of its own on the port,
+ * each with `SO_REUSEPORT` (`reusePort`, Linux): the kernel spreads new connections over every socket of the port, and
+ * each accepts one per turn. A worker that stops closes only its own sockets. Where `reusePort` is not supported, a
+ * process alone listens on one handle, and workers through node:cluster's shared handle. `SO_REUSEPORT` would also
+ * let a second service started by mistake share the port silently, so the port is first taken without it
+ * (`reservePort`): a port another process listens on stops the start with EADDRINUSE.
  */
 import type * as http from "node:http"
 import * as net from "node:net"
@@ -24,10 +16,7 @@ import * as net from "node:net"
 /** The environment variable through which the primary tells a worker the port to listen on. */
 const SharedPortEnv = "ARBITER_SHARED_PORT"
 
-/**
- * Sockets each serving process listens on: the new connections it takes per turn of its loop. 16 were too few on a
- * VM with two saturated cores under 4x overload (answers late, requests the guard saw only after their deadline).
- */
+/** Sockets each serving process listens on: the new connections it takes per turn of its loop. */
 const ListenersPerProcess = 64
 
 /** The kernel's queue of connections not accepted yet, per socket (capped by net.core.somaxconn). */
@@ -38,7 +27,6 @@ const reusePortWorks = process.platform === "linux"
 
 const ListeningMessage = "arbiter:listening"
 
-/** An address and port. */
 export interface SharedAddress {
   readonly host: string
   readonly port: number
@@ -96,12 +84,6 @@ export const sharedAddress = (env: NodeJS.ProcessEnv = process.env): SharedAddre
 /** Stops accepting, then calls back once every connection taken has closed. */
 export type StopAccepting = (drained: () => void) => void
 
-/** A process accepting: the address it listens on and how to stop. */
-export interface Accepting {
-  readonly address: SharedAddress
-  readonly stop: StopAccepting
-}
-
 /**
  * Listens on `address` with `server` and, where `SO_REUSEPORT` spreads connections, on `count - 1` more sockets of
  * the same port that hand each connection to it. The server listens itself (so node:http tracks its connections,
@@ -113,7 +95,7 @@ export const acceptOn = async (
   server: http.Server,
   address: SharedAddress,
   count = ListenersPerProcess
-): Promise<Accepting> => {
+): Promise<{ readonly address: SharedAddress; readonly stop: StopAccepting }> => {
   const others: Array<net.Server> = []
   let open = 0
   let drained: (() => void) | undefined

@@ -1,12 +1,11 @@
 /**
  * `WORKERS` server processes sharing one port, by default one per CPU the process may use (node:cluster starts them;
- * the primary reserves the port and each worker listens on it with sockets of its own, src/server/SharedPort.ts). Each
- * worker is a whole server with its own pools, caches and ledger leases; only PostgreSQL is shared, where every rule
- * that must be exact is decided (docs/ledger.md). The primary serves nothing: it reserves the port, starts the workers,
- * starts a worker again when one dies (or stops, when none came up yet), and stops them all on SIGTERM or SIGINT. The
- * embedded database belongs to one process, so without `DATABASE_URL` the service always runs as one process. The local
- * payment processor's signing key, when not set, is made once by the primary, so a link one worker signs verifies on
- * every other.
+ * each listens with sockets of its own, SharedPort.ts). Each worker is a whole server with its own pools, caches and
+ * ledger leases; only PostgreSQL is shared, where every rule that must be exact is decided (docs/ledger.md). The
+ * primary serves nothing: it reserves the port, starts the workers, restarts one that dies (or stops, when none came
+ * up yet), and stops them all on SIGTERM or SIGINT. The embedded database belongs to one process, so without
+ * `DATABASE_URL` the service runs as one. The primary makes the local payment processor's signing key when none is
+ * set, so a link one worker signs verifies on every other.
  */
 import cluster from "node:cluster"
 import { randomBytes } from "node:crypto"
@@ -30,11 +29,9 @@ export const workerCount = (env: NodeJS.ProcessEnv = process.env, cpus: () => nu
 }
 
 /**
- * V8 flags every server process runs with: a young generation of 32 MiB semi-spaces instead of V8's default 16. A run
- * allocates many short-lived objects (Effect fibers, JSON, HTTP and pg buffers); with the default size the scavenger
- * runs so often that objects of runs still in flight are copied and promoted again and again, and a bigger nursery
- * lets most of them die young (docs/performance.md has the measurement).
- * `npm start` passes them to the first process, and the primary to every worker it starts.
+ * V8 flags every server process runs with (`npm start` passes them to the first process, the primary to every worker):
+ * 32 MiB semi-spaces instead of 16, so the many short-lived objects of runs in flight die young instead of being
+ * copied and promoted again and again (docs/performance.md).
  */
 export const ServerNodeFlags: ReadonlyArray<string> = ["--max-semi-space-size=32"]
 
@@ -47,9 +44,6 @@ export const withServerNodeFlags = (execArgv: ReadonlyArray<string>): Array<stri
 /** A dying worker is started again, but not more often than this. */
 const RestartDelayMs = 1_000
 
-/** The address the workers' primary accepts on (`HOST`, `PORT`), or undefined when the settings do not parse. */
-const listenAddress = (): SharedAddress | undefined => Option.getOrUndefined(Effect.runSync(Effect.option(ListenAddressConfig)))
-
 /**
  * Runs `serve` in this process, or in `WORKERS` worker processes started from it: this process then reserves their
  * port (SharedPort.ts) and supervises them.
@@ -59,9 +53,9 @@ export const runWorkers = (serve: () => void): void => {
   const count = workerCount()
   if (count === 1) return serve()
   process.env.LOCAL_BILLING_SIGNING_KEY ??= randomBytes(32).toString("hex")
-  const address = listenAddress()
-  // Settings that do not parse (main.ts checks them all before this, so only a caller that did not): the workers
-  // start anyway, to report them as a single process would, and stop.
+  const address = Option.getOrUndefined(Effect.runSync(Effect.option(ListenAddressConfig)))
+  // `HOST` and `PORT` that do not parse (main.ts checks them all before this, so only a caller that did not): the
+  // workers start anyway, to report them as a single process would, and stop.
   if (address === undefined) return superviseWorkers(count, undefined)
   reservePort(address).then(
     (reserved) => superviseWorkers(count, reserved),

@@ -1,6 +1,6 @@
 /**
  * Tracing and metrics export. Tracing: a span per request (the platform's server span, named `{method} {route}` with
- * OpenTelemetry's HTTP attributes by src/server/ServerSpans.ts, annotated with the request id), per SQL statement
+ * OpenTelemetry's HTTP attributes by src/server/RequestObserver.ts, annotated with the request id), per SQL statement
  * (`sql.execute`, from effect/sql) and per model call. W3C `traceparent` headers continue the caller's trace. Spans
  * are exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; otherwise tracing is switched off, which
  * spares the hot path the cost of spans nobody reads. Metrics (Metrics.ts)

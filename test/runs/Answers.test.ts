@@ -4,11 +4,10 @@ import {
   answerSummary,
   confidenceOf,
   normalizeProbabilities,
-  outputDigest,
   shapeAnswer
 } from "../../src/runs/Answers.js"
 import type { ChoiceAnswer, ScoreAnswer } from "../../src/runs/Answers.js"
-import { sha256Hex } from "../../src/encoding/CanonicalJson.js"
+import { canonicalDigest, sha256Hex } from "../../src/encoding/CanonicalJson.js"
 import type { QuestionOption as PlanOption } from "../../src/providers/ModelProvider.js"
 import { averageDraws, rotateOptions, unrotateProbabilities } from "../../src/runs/Draws.js"
 
@@ -73,9 +72,9 @@ describe("shapeAnswer", () => {
     assert.strictEqual(answerSummary(yesNo, [0.126, 0.874]), "no (probability 0.87)")
   })
 
-  it("digests output as SHA-256 of canonical JSON", () => {
+  it("digests output (`output_digest`) as SHA-256 of canonical JSON", () => {
     const output = { answers: { q: { type: "noul", probability: 0.5 } } }
-    assert.strictEqual(outputDigest(output), sha256Hex(`{"answers":{"q":{"probability":0.5,"type":"noul"}}}`))
+    assert.strictEqual(canonicalDigest(output), sha256Hex(`{"answers":{"q":{"probability":0.5,"type":"noul"}}}`))
   })
 })
 

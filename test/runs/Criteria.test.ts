@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { optionsOf } from "../../src/runs/Criteria.js"
+import { optionsOf } from "../../src/runs/Questions.js"
 import type { QuestionType } from "../../src/providers/ModelProvider.js"
 
 const problem = (type: QuestionType, criteria: unknown): string => {

@@ -13,7 +13,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeRouteLabeler } from "../../src/http/RouteLabels.js"
 import { observeRequests } from "../../src/server/RequestObserver.js"
-import { serverSpanName } from "../../src/server/ServerSpans.js"
+import { serverSpanName } from "../../src/server/RequestObserver.js"
 import { tracingWith } from "../../src/telemetry/Telemetry.js"
 
 const exporter = new InMemorySpanExporter()
