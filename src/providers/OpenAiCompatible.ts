@@ -12,10 +12,8 @@ import { Effect, Exit, Layer, Redacted, References, Result } from "effect"
 import { DeadlineExceeded } from "../../schema/Errors.js"
 import { count, labels, LabelSets, record, upstreamCalls, upstreamCallSeconds, upstreamRetries } from "../telemetry/Metrics.js"
 import { annotateSpan } from "../telemetry/Spans.js"
-import { closeEndpoint, openEndpoint, post } from "./HttpPost.js"
-import type { Endpoint, PostResult } from "./HttpPost.js"
-import { letterRequest, thinkRequest } from "./LetterReadout.js"
-import type { ChatRequest } from "./LetterReadout.js"
+import { closeEndpoint, type Endpoint, openEndpoint, post, type PostResult } from "./HttpPost.js"
+import { type ChatRequest, letterRequest, thinkRequest } from "./LetterReadout.js"
 import { ModelProvider, ProviderFailure } from "./ModelProvider.js"
 import type { ModelCall, ProviderError, ProviderIdentity, Read, ReadOptions, ReadOutcome } from "./ModelProvider.js"
 import {
@@ -46,10 +44,12 @@ export interface OpenAiCompatibleConfig {
 
 const deadlineExceeded = () => new DeadlineExceeded({ message: "the run's deadline passed during a model call" })
 
-/** What every attempt of one provider shares. */
+/** What every attempt of one provider shares, with its retry settings. */
 interface Transport {
   readonly endpoint: Endpoint
   readonly attemptTimeoutMs: number
+  readonly maxRetries: number
+  readonly baseDelayMs: number
   readonly identity: ProviderIdentity
   /** Metric series by `purpose outcome`. */
   readonly series: LabelSets
@@ -65,11 +65,10 @@ interface CallContext<A> {
   readonly onCall: ((call: ModelCall) => void) | undefined
 }
 
-/** How an attempt ended: its result for the call, and its tokens (for the span, when spans are kept). */
+/** How an attempt ended: its result for the call, and its ledger entry (its tokens, for the span if kept). */
 interface Attempted<A> {
   readonly exit: Exit.Exit<A, AttemptFailure>
-  readonly inputTokens: number
-  readonly outputTokens: number
+  readonly made: ModelCall
 }
 
 /**
@@ -90,11 +89,7 @@ const conclude = <A>(
   const made = ledgerEntry(outcome, ordinal, ended, call.purpose)
   call.calls.push(made)
   call.onCall?.(made)
-  const attempted = (exit: Exit.Exit<A, AttemptFailure>): Attempted<A> => ({
-    exit,
-    inputTokens: made.inputTokens,
-    outputTokens: made.outputTokens
-  })
+  const attempted = (exit: Exit.Exit<A, AttemptFailure>): Attempted<A> => ({ exit, made })
   if (outcome._tag === "Billed") {
     return attempted(Result.isSuccess(outcome.result) ? Exit.succeed(outcome.result.success) : Exit.fail(final(outcome.result.failure)))
   }
@@ -119,19 +114,6 @@ const attemptWindow = (transport: Transport, call: CallContext<unknown>) => {
   return { timeoutMs: Math.min(transport.attemptTimeoutMs, remaining), cutByDeadline: remaining <= transport.attemptTimeoutMs }
 }
 
-/** An attempt's POST, concluded (`conclude`) in its callback; answers a function that ends the request. */
-const postAttempt = <A>(
-  transport: Transport,
-  call: CallContext<A>,
-  ordinal: number,
-  window: NonNullable<ReturnType<typeof attemptWindow>>,
-  done: (attempted: Attempted<A>) => void
-): () => void => {
-  const startedMs = performance.now()
-  return post(transport.endpoint, call.body, window.timeoutMs, (result) =>
-    done(conclude(transport, call, ordinal, { result, startedMs, cutByDeadline: window.cutByDeadline })))
-}
-
 /**
  * One attempt: posts (within the attempt timeout, cut to the time left before the deadline), records the ledger
  * entry and the metrics, and answers or says how it failed. The POST and all that follows it is one asynchronous step
@@ -142,14 +124,18 @@ const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: num
     const window = attemptWindow(transport, call)
     if (window === undefined) return Effect.fail(final(deadlineExceeded()))
     const attempt = Effect.callback<Attempted<A>>((resume) => {
-      const abort = postAttempt(transport, call, ordinal, window, (attempted) => resume(Effect.succeed(attempted)))
+      const startedMs = performance.now()
+      const abort = post(transport.endpoint, call.body, window.timeoutMs, (result) => {
+        const posted = { result, startedMs, cutByDeadline: window.cutByDeadline }
+        resume(Effect.succeed(conclude(transport, call, ordinal, posted)))
+      })
       return Effect.sync(abort)
     })
     if (!fiber.getRef(References.TracerEnabled)) return Effect.flatMap(attempt, (attempted) => attempted.exit)
     // The span is the HTTP attempt: it ends once the answer is read, before the call's result (a failure for the
     // retry schedule to decide on is not the span's).
     const traced = Effect.tap(attempt, (attempted) =>
-      annotateSpan({ "model.input_tokens": attempted.inputTokens, "model.output_tokens": attempted.outputTokens })
+      annotateSpan({ "model.input_tokens": attempted.made.inputTokens, "model.output_tokens": attempted.made.outputTokens })
     ).pipe(Effect.withSpan("model.call", {
       attributes: {
         "model.provider": transport.identity.provider,
@@ -163,18 +149,12 @@ const attemptOnce = <A>(transport: Transport, call: CallContext<A>, ordinal: num
 
 const final = (error: ProviderError): AttemptFailure => ({ _tag: "Final", error })
 
-/** Retry settings of a provider. */
-interface RetrySettings {
-  readonly maxRetries: number
-  readonly baseDelayMs: number
-}
-
 /**
  * The retries of a call whose first attempt failed with `first` (UpstreamRetry.ts): attempts until one answers, a
  * failure is final, or the schedule stops; a retryable failure the schedule gave up on becomes the error of
  * decisions.md "Precise rules".
  */
-const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallContext<A>, first: AttemptFailure): Effect.Effect<A, ProviderError> => {
+const retriesAfter = <A>(transport: Transport, call: CallContext<A>, first: AttemptFailure): Effect.Effect<A, ProviderError> => {
   if (first._tag !== "Retryable") return Effect.fail(first.error)
   let ordinal = 1
   const logged = (failure: AttemptFailure) =>
@@ -189,8 +169,9 @@ const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallC
       }
       return attemptOnce(transport, call, ordinal++)
     })
+  const options = { maxRetries: transport.maxRetries, baseDelayMs: transport.baseDelayMs, deadline: call.deadline }
   return logged(first).pipe(
-    Effect.andThen(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), { ...retry, deadline: call.deadline })),
+    Effect.andThen(retryFrom(first, (previous) => Effect.tapError(again(previous), logged), options)),
     Effect.mapError((failure) =>
       failure._tag === "Final" ? failure.error : finalError(failure.kind, failure.detail, failure.attempts))
   )
@@ -200,8 +181,8 @@ const retriesAfter = <A>(transport: Transport, retry: RetrySettings, call: CallC
  * One call with its retries: the first attempt runs on its own, and the retry loop is built only once it failed
  * (`retriesAfter`), as almost no call needs it.
  */
-const callWithRetries = <A>(transport: Transport, retry: RetrySettings, call: CallContext<A>): Effect.Effect<A, ProviderError> =>
-  Effect.catch(attemptOnce(transport, call, 0), (first) => retriesAfter(transport, retry, call, first))
+const callWithRetries = <A>(transport: Transport, call: CallContext<A>): Effect.Effect<A, ProviderError> =>
+  Effect.catch(attemptOnce(transport, call, 0), (first) => retriesAfter(transport, call, first))
 
 /** A read's outcome or failure, with every call it made. */
 const outcomeOf = (calls: ReadonlyArray<ModelCall>) => ({
@@ -229,10 +210,11 @@ const make = (config: OpenAiCompatibleConfig) =>
     const transport: Transport = {
       endpoint,
       attemptTimeoutMs: config.attemptTimeoutMs ?? 120_000,
+      maxRetries: config.maxRetries ?? 4,
+      baseDelayMs: config.retryBaseDelayMs ?? 250,
       identity,
       series: seriesOf(identity)
     }
-    const retry: RetrySettings = { maxRetries: config.maxRetries ?? 4, baseDelayMs: config.retryBaseDelayMs ?? 250 }
     const callOf = <A>(
       purpose: ModelCall["purpose"],
       request: ChatRequest,
@@ -245,11 +227,11 @@ const make = (config: OpenAiCompatibleConfig) =>
 
     const readEffect = (read: Read, options: ReadOptions) => {
       const calls: Array<ModelCall> = []
-      const answer = (thought: string | null) => callWithRetries(transport, retry, answerCall(read, thought, calls, options))
+      const answer = (thought: string | null) => callWithRetries(transport, answerCall(read, thought, calls, options))
       const reading = Effect.suspend(() =>
         read.thinkTokens > 0
           ? Effect.flatMap(
-            callWithRetries(transport, retry, callOf("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options)),
+            callWithRetries(transport, callOf("think", thinkRequest(config.model, read, read.thinkTokens), interpretThought, calls, options)),
             answer
           )
           : answer(null)
@@ -257,10 +239,7 @@ const make = (config: OpenAiCompatibleConfig) =>
       return Effect.mapBoth(reading, outcomeOf(calls))
     }
 
-    return ModelProvider.of({
-      identity,
-      read: readEffect
-    })
+    return ModelProvider.of({ identity, read: readEffect })
   })
 
 /** The OpenAI-compatible provider: `OpenAiCompatible.layer(config)` provides `ModelProvider`. */

@@ -3,31 +3,20 @@
  * draws of a question at once (draw d reads rotation d). A question whose conditions fail is skipped (answer null,
  * a `skipped` record); a question reads the earlier answers it depends on unless it is `alone`. Before each read
  * its worst case is held against the run's ceiling (RunBudget); the first error (a provider error, the deadline,
- * or budget_exhausted) stops further reads while reads already in flight complete and keep their calls.
- The engine reads the
- * fiber's `Clock` for the deadline; a read is the provider's `read`, so interrupting the engine ends the upstream
- * requests in flight.
+ * or budget_exhausted) stops further reads while reads already in flight complete and keep their calls. The engine
+ * reads the fiber's `Clock` for the deadline; a read is the provider's `read`, so interrupting the engine ends the
+ * upstream requests in flight.
  */
 import { Cause, Clock, Effect, Exit, Result } from "effect"
 import { BudgetExhausted, DeadlineExceeded, ProviderBadResponse } from "../../schema/Errors.js"
 import { utf8Bytes } from "../encoding/Utf8.js"
 import { letterPromptBytes } from "../providers/LetterReadout.js"
-import type {
-  ModelCall,
-  ModelProvider,
-  ProviderError,
-  Read,
-  ReadContext
-} from "../providers/ModelProvider.js"
-import { answerSummary, normalizeProbabilities, shapeAnswer } from "./Answers.js"
-import type { Answer } from "./Answers.js"
-import { skipReason } from "./Conditions.js"
-import type { Skip } from "./Conditions.js"
+import type { ModelCall, ModelProvider, ProviderError, Read, ReadContext } from "../providers/ModelProvider.js"
+import { type Answer, answerSummary, normalizeProbabilities, shapeAnswer } from "./Answers.js"
+import { type Skip, skipReason } from "./Conditions.js"
 import type { DecisionPlan, PlannedQuestion } from "./DecisionPlan.js"
-import { averageDraws, rotateOptions } from "./Draws.js"
-import type { DrawReading } from "./Draws.js"
-import { makeRunBudget } from "./RunBudget.js"
-import type { CostedCall, ReadEstimate, RunBudget } from "./RunBudget.js"
+import { averageDraws, type DrawReading, rotateOptions } from "./Draws.js"
+import { type CostedCall, makeRunBudget, type ReadEstimate, type RunBudget } from "./RunBudget.js"
 
 /** Most questions of one stage read at the same time. */
 export const QUESTION_CONCURRENCY = 8

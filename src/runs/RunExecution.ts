@@ -93,10 +93,6 @@ interface Finished {
   readonly error: EngineError | null
 }
 
-/** How long `effect` takes, in ms, handed to `mark` however it ends. */
-const timed = <A, E>(mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  Effect.suspend(() => timedFrom(performance.now(), mark, effect))
-
 /** How long `effect` takes from `started` (`performance.now()`, in a step already under way), handed to `mark`. */
 const timedFrom = <A, E>(started: number, mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
   Effect.onExit(effect, () => {
@@ -115,15 +111,14 @@ const answerOf = (run: AdmittedRun, spec: RunSpec, finished: Finished, result: S
 /** Settles a run with its end (or the failure its caller was already told) and answers with what was stored. */
 const settle = (services: RunServices, context: RunContext, run: AdmittedRun, finished: Finished) =>
   Effect.suspend(() => {
+    const started = performance.now()
     const end = context.answered ? deadlineEnd(finished.end.calls) : finished.end
     context.calls = finished.end.calls
     const settling = services.ledger.settle(run, end)
     context.settling = settling
-    return Effect.flatMap(settling.committed, (result) => answerOf(run, context.request.spec, finished, result))
-  }).pipe(
-    withTracedSpan("run.settle", { attributes: { "arbiter.run_id": runId(run.pending.id) } }),
-    (settling) => timed((ms) => context.timing.settleMs = ms, settling)
-  )
+    const answer = Effect.flatMap(settling.committed, (result) => answerOf(run, context.request.spec, finished, result))
+    return timedFrom(started, (ms) => context.timing.settleMs = ms, answer)
+  }).pipe(withTracedSpan("run.settle", { attributes: { "arbiter.run_id": runId(run.pending.id) } }))
 
 /**
  * The decision engine on the run's plan, its calls recorded early as they end; counted as waiting on the upstream

@@ -32,9 +32,6 @@ import { clampRunListLimit, parseRunId, type RunListPageView, runListPageView, r
 
 export type { RunOutcome, RunTiming } from "./RunExecution.js"
 
-/** Anything a run can end with besides a settled run. */
-export type RunError = RunSpecError | WorkError
-
 const VisibleAscii = /^[\x21-\x7e]{1,255}$/
 
 /** The idempotency key of a request, or why it is not acceptable (spec: 1 to 255 bytes of visible ASCII). */
@@ -55,7 +52,7 @@ export interface RunsService {
     request: RunRequest,
     idempotencyKeyHeader: string | undefined,
     timing: RunTiming
-  ) => Effect.Effect<RunOutcome, RunError | IdempotencyKeyRequired | InvalidIdempotencyKey>
+  ) => Effect.Effect<RunOutcome, RunSpecError | WorkError | IdempotencyKeyRequired | InvalidIdempotencyKey>
   /** Runs an already compiled spec for a caller (the router's classification: a run of the calling key). */
   readonly execute: (
     actor: ActorShape,
@@ -99,11 +96,8 @@ const make = Effect.gen(function*() {
 
   /** The run a `POST /v1/runs` asks for, once its idempotency key and its request passed their own checks. */
   const runOf = (actor: ActorShape, request: RunRequest, idempotencyKeyHeader: string | undefined) =>
-    Result.flatMap(
-      checkIdempotencyKey(idempotencyKeyHeader),
-      (idempotencyKey): Result.Result<RunRequestShape, RunSpecError | InvalidIdempotencyKey | IdempotencyKeyRequired> =>
-        Result.map(compileRunSpec(request, names), (spec) => requestOf(actor, "runs", idempotencyKey, spec))
-    )
+    Result.flatMap(checkIdempotencyKey(idempotencyKeyHeader), (idempotencyKey) =>
+      Result.map(compileRunSpec(request, names), (spec) => requestOf(actor, "runs", idempotencyKey, spec)))
 
   return Runs.of({
     create: (actor, request, idempotencyKeyHeader, timing) =>
