@@ -19,8 +19,6 @@ import { periodOf } from "./QuotaLedger.js"
 import { refusal } from "./Refusals.js"
 import { topUpWith } from "./Slices.js"
 
-const unavailable = (error: SqlError) => unavailableOrDie(error)
-
 /**
  * Admission failed for want of the database, perhaps after its statement committed: the run may be stored and
  * holding with no one to settle it. It is settled `pending` (holds released, nothing billed) once the database
@@ -40,7 +38,7 @@ const exactWith = (parts: LedgerParts) => (run: PendingRun): Effect.Effect<Admis
   Effect.gen(function*() {
     const decision = yield* Effect.catch(
       admitExact(parts, parts.pools.asyncCommit, run),
-      (error) => Effect.andThen(reconcile(parts, run, false), unavailable(error))
+      (error) => Effect.andThen(reconcile(parts, run, false), unavailableOrDie(error))
     )
     for (const lease of decision.reclaimed) parts.escrow.observe(lease)
     const outcome = decision.outcome
@@ -73,7 +71,7 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
       const error = failure.success
       // A batch PostgreSQL rolled back for a conflict stored nothing: the exact way admits the run under its lock.
       if (isTransactionConflict(error)) return yield* exact(run)
-      return yield* Effect.andThen(reconcile(parts, run, reservation.holdCredit), unavailable(error))
+      return yield* Effect.andThen(reconcile(parts, run, reservation.holdCredit), unavailableOrDie(error))
     }
     const outcome = exit.value
     if (outcome._tag === "LeaseShort") return yield* exact(run)
@@ -83,7 +81,7 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
     }
     const existing = outcome._tag === "KeyUsed"
       ? outcome.existing
-      : yield* Effect.catch(undoRaced(pools.asyncCommit, { run, reservation }), unavailable)
+      : yield* Effect.catch(undoRaced(pools.asyncCommit, { run, reservation }), unavailableOrDie)
     if (existing !== undefined && existing.input_digest === run.inputDigest) return { _tag: "Replayed", run: existing } as const
     // Another body under the key is a conflict only once the quota is known to cover the run (429 comes first),
     // which a slice that may have been revoked cannot tell: the exact way decides.

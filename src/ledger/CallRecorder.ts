@@ -13,7 +13,7 @@
 import { Context, Effect, Exit, Fiber, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
-import { makeBatcher } from "./Batcher.js"
+import { LedgerBatches, makeBatcher } from "./Batcher.js"
 import { query, type Statement } from "../db/LedgerSql.js"
 import { type LedgerCall, ledgerRows } from "./RunRecord.js"
 
@@ -48,8 +48,6 @@ export interface EarlyRecording {
 
 /** The early recorder's operations. */
 export interface CallRecorderService {
-  /** Stores calls of a run still in flight now, unbilled (a failure is left to settlement, which stores them too). */
-  readonly record: (organizationId: string, calls: ReadonlyArray<LedgerCall>) => Effect.Effect<void>
   /** Early recording for one run. */
   readonly forRun: (organizationId: string) => EarlyRecording
 }
@@ -67,17 +65,16 @@ const make = Effect.gen(function*() {
     )
 
   const batcher = yield* makeBatcher(recordBatch, {
-    maxBatch: 128,
-    maxInFlight: 1,
+    ...LedgerBatches,
     groupOf: byOrganization ? (group: { readonly organizationId: string }) => group.organizationId : undefined
   })
 
+  // A write that fails is left to settlement, which stores the calls too.
   const record = (organizationId: string, calls: ReadonlyArray<LedgerCall>) =>
-    batcher.submit({ organizationId, calls }).pipe(
-      Effect.catch((error) => Effect.logDebug("answered calls will be stored at settlement", error))
-    )
+    Effect.catch(batcher.submit({ organizationId, calls }), (error) =>
+      Effect.logDebug("answered calls will be stored at settlement", error))
 
-  return CallRecorder.of({ record, forRun: (organizationId) => earlyRecording((calls) => fork(record(organizationId, calls))) })
+  return CallRecorder.of({ forRun: (organizationId) => earlyRecording((calls) => fork(record(organizationId, calls))) })
 })
 
 /** One run's early recording, each write of its waiting calls started by `write`. */

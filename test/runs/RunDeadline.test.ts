@@ -43,7 +43,6 @@ const provider: ModelProvider["Service"] = {
 }
 
 const recorder: CallRecorderService = {
-  record: () => Effect.void,
   forRun: () => ({ add: () => {}, stop: Effect.void, flush: Effect.void })
 }
 

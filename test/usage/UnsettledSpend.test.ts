@@ -147,7 +147,8 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
         })
         assert.strictEqual(admitted._tag, "Admitted")
         const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
-        yield* (yield* CallRecorder).record(organizationId, [{
+        const early = (yield* CallRecorder).forRun(organizationId)
+        early.add([{
           runId,
           callIndex: 0,
           retryOrdinal: 0,
@@ -160,6 +161,7 @@ layer(TestServerWithUpstreamLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestSer
           costMicros: 43,
           createdAt: new Date()
         }])
+        yield* early.flush
         const inFlight = yield* getJson("/v1/usage", secret)
         assert.strictEqual(inFlight.spend.unsettled_micros, 43)
 
