@@ -33,12 +33,13 @@ export interface PendingRun {
   readonly kind: "decision" | "verdict"
   readonly inputDigest: string
   readonly period: string
+  /** The spend ceiling it holds (spec, Limits). */
   readonly holdMicros: number
   readonly holdTokens: number
   readonly createdAt: Date
   readonly deadlineAt: Date
   readonly holder: string
-  /** The API key asking (null for a console session): its limits apply (KeyAccounts.ts). */
+  /** The API key asking (null for a console session): its own limits apply after the quota's (KeyAccounts.ts). */
   readonly keyId: string | null
 }
 

@@ -16,24 +16,14 @@ import type { LedgerHolder } from "./Holder.js"
 import type { RecentKeys } from "./KeyAccounts.js"
 import type { QuotaLedgerService } from "./QuotaLedger.js"
 import type { Refusal } from "./Refusals.js"
-import type { RunOrigin, RunRow } from "./RunRecord.js"
+import type { RunRow } from "./RunRecord.js"
 import type { RunEnd } from "./Settlement.js"
 import type { makeSettlementQueue } from "./SettlementQueue.js"
 
-/** A run asking to be admitted. */
-export interface AdmissionRequest {
-  readonly organizationId: string
-  readonly origin: RunOrigin
-  readonly idempotencyKey: string
-  readonly kind: "decision" | "verdict"
-  readonly inputDigest: string
-  /** The spend ceiling it holds (spec, Limits). */
-  readonly holdMicros: number
-  readonly holdTokens: number
+/** A run asking to be admitted: the pending run it becomes, less what admission gives it, with its deadline. */
+export interface AdmissionRequest extends Omit<PendingRun, "id" | "period" | "createdAt" | "deadlineAt" | "holder"> {
   /** When the run's deadline passes (epoch milliseconds). */
   readonly deadline: number
-  /** The API key asking (null for a console session): its own limits are checked after the organization's quota. */
-  readonly keyId: string | null
 }
 
 /** An admitted run, stored `pending` with its holds: what settling it needs. */

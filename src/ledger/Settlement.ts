@@ -18,7 +18,8 @@ import type { Statement } from "../db/LedgerSql.js"
 import { inOneTransaction } from "../db/OneRoundTrip.js"
 import { settleOnKeysStatement } from "./KeyAccounts.js"
 import type { QuotaLedgerService } from "./QuotaLedger.js"
-import { type LedgerCall, ledgerRows, type RunOrigin } from "./RunRecord.js"
+import type { PendingRun } from "./Admission.js"
+import { type LedgerCall, ledgerRows } from "./RunRecord.js"
 
 /** How a run ended, as it is to be stored. */
 export interface RunEnd {
@@ -31,20 +32,9 @@ export interface RunEnd {
 }
 
 /** A run to settle: who it is (enough to store it again if its pending row was lost) and how it ended. */
-export interface SettlementInput {
-  readonly id: string
-  readonly organizationId: string
-  readonly origin: RunOrigin
-  readonly idempotencyKey: string
-  readonly kind: "decision" | "verdict"
-  readonly inputDigest: string
-  readonly period: string
-  readonly holdCredit: boolean
-  readonly createdAt: Date
-  readonly deadlineAt: Date
+export interface SettlementInput extends Omit<PendingRun, "holdMicros" | "holdTokens" | "holder"> {
   readonly holder: string | null
-  /** The API key that asked for the run (null for a console session). */
-  readonly keyId: string | null
+  readonly holdCredit: boolean
   /** Store the run again if its row is missing (only for runs known to have been admitted). */
   readonly recreate: boolean
   readonly end: RunEnd
