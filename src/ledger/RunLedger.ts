@@ -134,10 +134,7 @@ const make = Effect.gen(function*() {
   yield* Effect.addFinalizer(() => settleBeforeStopping(parts.queue))
   const none = labels({})
   yield* addGaugeSampler(() => record(ledgerSettlementsWaiting, parts.queue.waiting(), none))
-  return RunLedger.of({
-    admit: admitWith(parts),
-    settle: settleWith(parts)
-  })
+  return RunLedger.of({ admit: admitWith(parts), settle: settleWith(parts) })
 })
 
 /** At least this long for the settlements still queued at stop, even when the in-flight runs took all the time. */

@@ -15,6 +15,7 @@ import type { CallRecorderService } from "../ledger/CallRecorder.js"
 import type { AdmissionError, AdmittedRun, RunLedgerService, SettlementResult, Settling } from "../ledger/RunLedger.js"
 import type { LedgerCall, RunOrigin, RunRow } from "../ledger/RunRecord.js"
 import type { RunEnd } from "../ledger/Settlement.js"
+import type { TimingMarks } from "../http/ServerTiming.js"
 import { withTracedSpan } from "../telemetry/Spans.js"
 import { type EngineError, executeDecision } from "./DecisionEngine.js"
 import { type AnsweringModel, deadlineEnd, deadlineError, engineEnd, ledgerCalls, settledRow } from "./RunEnds.js"
@@ -24,12 +25,7 @@ import { runId } from "./RunView.js"
 import { enterUpstream, leaveUpstream } from "../providers/UpstreamWaits.js"
 
 /** When a request started (epoch ms, for its deadline) and how long its parts took (ms, for `Server-Timing`). */
-export interface RunTiming {
-  readonly started: number
-  admitMs?: number
-  upstreamMs?: number
-  settleMs?: number
-}
+export type RunTiming = Omit<TimingMarks, "startedPrecise">
 
 /** How a run ended, for the caller. */
 export interface RunOutcome {
