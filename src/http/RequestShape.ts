@@ -46,29 +46,23 @@ export const isJsonContentType = (value: string | undefined): boolean => {
  */
 export const tooDeepUnder = (value: unknown, limit: number = MaxJsonDepth): string | undefined => {
   if (!Predicate.isObjectOrArray(value)) return undefined
-  if (limit < 1) return ""
-  const nodes: Array<object> = []
-  const depths: Array<number> = []
-  const fields: Array<string> = []
-  const top = Array.isArray(value) ? value.map((item) => ["", item] as const) : Object.entries(value)
-  for (const [field, child] of top) {
-    if (Predicate.isObjectOrArray(child)) {
-      nodes.push(child)
-      depths.push(2)
-      fields.push(field)
-    }
-  }
+  // Each node waiting with its depth and the top-level field it is under (the value's own children name theirs).
+  const nodes: Array<object> = [value]
+  const depths: Array<number> = [1]
+  const fields: Array<string> = [""]
   while (nodes.length > 0) {
     const node = nodes.pop()!
     const depth = depths.pop()!
     const field = fields.pop()!
     if (depth > limit) return field
     const children: ReadonlyArray<unknown> = Array.isArray(node) ? node : Object.values(node)
-    for (const child of children) {
+    const names = depth === 1 && !Array.isArray(node) ? Object.keys(node) : undefined
+    for (let index = 0; index < children.length; index++) {
+      const child = children[index]
       if (Predicate.isObjectOrArray(child)) {
         nodes.push(child)
         depths.push(depth + 1)
-        fields.push(field)
+        fields.push(names === undefined ? field : names[index]!)
       }
     }
   }
