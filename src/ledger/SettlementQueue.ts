@@ -20,9 +20,6 @@ import { type Completion, makeCompletion } from "./Completion.js"
 import type { BatchResult, RunEnd, SettleBatch, SettlementInput } from "./Settlement.js"
 import { countSettledRun } from "../telemetry/SpendMetrics.js"
 
-/** Settles a batch in one transaction (Settlement.ts `settlementWith`; a test may stand in its own). */
-export type { SettleBatch }
-
 /** What became of one run's settlement. */
 export interface Settled {
   /** The run's row was found (or stored again) and settled. */
@@ -72,13 +69,12 @@ const NoLabels = labels({})
 const Degraded = labels({ result: "degraded" })
 const Unsettled = labels({ result: "unsettled" })
 
-/** The queue's state and steps; `makeSettlementQueue` hands out its `submit`. */
-class Queue {
+/** The queue's state and steps. */
+class Queue implements SettlementQueue {
   private readonly items: Array<Item> = []
   /** Batches being attempted, by group ("" for all when batches are not grouped). */
   private readonly running = new Map<string, number>()
-  /** Runs submitted and not finished: queued, being attempted or waiting to be retried. */
-  waiting = 0
+  private unfinished = 0
   /** Called once `waiting` is next 0. */
   private idleListeners: Array<() => void> = []
   private readonly fork: ReturnType<typeof Effect.runForkWith<never>>
@@ -92,7 +88,6 @@ class Queue {
     this.fork = Effect.runForkWith(services)
   }
 
-  /** Queues a run's settlement. */
   submit(input: SettlementInput): SettlementTicket {
     const item: Item = {
       input,
@@ -103,7 +98,7 @@ class Queue {
       completion: makeCompletion<Settled, never>()
     }
     this.items.push(item)
-    this.waiting++
+    this.unfinished++
     this.kick(this.groupOf(item))
     return {
       committed: item.completion.wait,
@@ -117,21 +112,22 @@ class Queue {
 
   private finish(item: Item, stored: boolean, batch: BatchResult): void {
     item.state = "done"
-    this.waiting--
+    this.unfinished--
     if (stored) countSettledRun(item.input.end.state, item.input.end.calls)
     item.completion.complete(Exit.succeed({ stored, end: item.input.end, refused: item.degraded, batch }))
-    if (this.waiting === 0 && this.idleListeners.length > 0) {
+    if (this.unfinished === 0 && this.idleListeners.length > 0) {
       const listeners = this.idleListeners
       this.idleListeners = []
       for (const listener of listeners) listener()
     }
   }
 
-  /** Calls `listener` once no run is waiting to settle (now, if none is). */
-  whenIdle(listener: () => void): void {
-    if (this.waiting === 0) listener()
-    else this.idleListeners.push(listener)
-  }
+  readonly waiting = () => this.unfinished
+
+  readonly idle = Effect.callback<void>((resume) => {
+    if (this.unfinished === 0) resume(Effect.void)
+    else this.idleListeners.push(() => resume(Effect.void))
+  })
 
   private retryLater(item: Item): void {
     item.state = "waiting"
@@ -256,11 +252,4 @@ export const makeSettlementQueue = (
   options: BatchOptions<SettlementInput>,
   services: Context.Context<never>,
   settle: SettleBatch
-): SettlementQueue => {
-  const queue = new Queue(pool, options, services, settle)
-  return {
-    submit: (input) => queue.submit(input),
-    waiting: () => queue.waiting,
-    idle: Effect.callback<void>((resume) => queue.whenIdle(() => resume(Effect.void)))
-  }
-}
+): SettlementQueue => new Queue(pool, options, services, settle)

@@ -10,8 +10,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Metric } from "effect"
 import type pg from "pg"
 import { sqlErrorOf } from "../../src/db/LedgerSql.js"
-import type { BatchResult, SettlementInput } from "../../src/ledger/Settlement.js"
-import { makeSettlementQueue, type SettleBatch } from "../../src/ledger/SettlementQueue.js"
+import type { BatchResult, SettleBatch, SettlementInput } from "../../src/ledger/Settlement.js"
+import { makeSettlementQueue } from "../../src/ledger/SettlementQueue.js"
 
 const run = (id: string): SettlementInput => ({
   id,
