@@ -8,6 +8,7 @@
  * `maxInFlight` for each group: no transaction holds two organizations' requests (docs/scaling.md).
  */
 import { Effect, Exit } from "effect"
+import { AppConfig } from "../config/AppConfig.js"
 import { type Completion, makeCompletion } from "./Completion.js"
 
 interface Pending<I, O, E> {
@@ -30,6 +31,14 @@ export interface BatchOptions<I> {
   readonly maxInFlight: number
   readonly groupOf?: ((item: I) => string) | undefined
 }
+
+/**
+ * `LedgerBatches` for requests of the organizations `organizationOf` names: with `LEDGER_BATCHES=organization` (a
+ * distributed PostgreSQL that routes each transaction by organization) a batch holds one organization's requests.
+ */
+export const ledgerBatchesOf = <I>(organizationOf: (item: I) => string): Effect.Effect<BatchOptions<I>, never, AppConfig> =>
+  Effect.map(AppConfig, (config) =>
+    ({ ...LedgerBatches, groupOf: config.ledgerBatches === "organization" ? organizationOf : undefined }))
 
 /** Submits work to batches. */
 export interface Batcher<I, O, E> {

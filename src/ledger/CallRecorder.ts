@@ -11,9 +11,8 @@
  * settlement's synchronous commit makes them durable).
  */
 import { Context, Effect, Exit, Fiber, Layer } from "effect"
-import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
-import { LedgerBatches, makeBatcher } from "./Batcher.js"
+import { ledgerBatchesOf, makeBatcher } from "./Batcher.js"
 import { query, type Statement } from "../db/LedgerSql.js"
 import { type LedgerCall, ledgerRows } from "./RunRecord.js"
 
@@ -33,6 +32,8 @@ const recordStatement: Statement = {
     ORDER BY c.run_id, c.call_index
     ON CONFLICT (run_id, call_index) DO NOTHING`
 }
+
+const organizationOf = (group: { readonly organizationId: string }) => group.organizationId
 
 /** One run's early recording: told of calls as they are answered; stopped before the run settles. */
 export interface EarlyRecording {
@@ -54,7 +55,6 @@ export interface CallRecorderService {
 
 const make = Effect.gen(function*() {
   const { asyncCommit } = yield* PgPools
-  const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
   const fork = Effect.runForkWith(yield* Effect.context<never>())
 
   const recordBatch = (groups: ReadonlyArray<{ readonly organizationId: string; readonly calls: ReadonlyArray<LedgerCall> }>) =>
@@ -64,10 +64,7 @@ const make = Effect.gen(function*() {
       groups.map(() => Exit.void)
     )
 
-  const batcher = yield* makeBatcher(recordBatch, {
-    ...LedgerBatches,
-    groupOf: byOrganization ? (group: { readonly organizationId: string }) => group.organizationId : undefined
-  })
+  const batcher = yield* makeBatcher(recordBatch, yield* ledgerBatchesOf(organizationOf))
 
   // A write that fails is left to settlement, which stores the calls too.
   const record = (organizationId: string, calls: ReadonlyArray<LedgerCall>) =>

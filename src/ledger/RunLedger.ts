@@ -13,7 +13,7 @@ import { AppConfig } from "../config/AppConfig.js"
 import { PgPools } from "../db/PgPool.js"
 import { Lifecycle } from "../health/Lifecycle.js"
 import { admitWith } from "./AdmissionFlow.js"
-import { LedgerBatches, makeBatcher } from "./Batcher.js"
+import { ledgerBatchesOf, makeBatcher } from "./Batcher.js"
 import { CreditStore } from "./CreditStore.js"
 import { Escrow } from "./Escrow.js"
 import { type FastRequest, storeFast } from "./FastAdmission.js"
@@ -92,13 +92,8 @@ const make = Effect.gen(function*() {
   const holder = yield* LedgerHolder
   const quota = yield* QuotaLedger
   const credit = yield* CreditStore
-  // One organization's runs per batch where a distributed PostgreSQL routes each transaction by organization.
-  const byOrganization = (yield* AppConfig).ledgerBatches === "organization"
-  const admissionBatches = { ...LedgerBatches, groupOf: byOrganization ? (request: FastRequest) => request.run.organizationId : undefined }
-  const settlementBatches = {
-    ...LedgerBatches,
-    groupOf: byOrganization ? (input: SettlementInput) => input.organizationId : undefined
-  }
+  const admissionBatches = yield* ledgerBatchesOf((request: FastRequest) => request.run.organizationId)
+  const settlementBatches = yield* ledgerBatchesOf((input: SettlementInput) => input.organizationId)
   const services = yield* Effect.context<never>()
   const escrow = new Escrow()
   holder.onReregistered(() => escrow.retireAll())

@@ -46,9 +46,7 @@ export interface DecisionOptions {
 }
 
 /** A costed call with its place among the run's calls (0, 1, ...: the order the run learned of them). */
-export interface IndexedCall extends CostedCall {
-  readonly index: number
-}
+export type IndexedCall = CostedCall & { readonly index: number }
 
 /** Why a run stopped: a provider error or budget_exhausted. */
 export type EngineError = ProviderError | BudgetExhausted

@@ -129,16 +129,8 @@ const scoreOptions = (criteria: unknown): Result.Result<ReadonlyArray<QuestionOp
 }
 
 /** The ordered alternatives of a question of a known type, or what is wrong with its `criteria`. */
-export const optionsOf = (type: QuestionType, criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> => {
-  switch (type) {
-    case "noul":
-      return noulOptions(criteria)
-    case "choice":
-      return choiceOptions(criteria)
-    case "score":
-      return scoreOptions(criteria)
-  }
-}
+export const optionsOf = (type: QuestionType, criteria: unknown): Result.Result<ReadonlyArray<QuestionOption>, string> =>
+  type === "noul" ? noulOptions(criteria) : type === "choice" ? choiceOptions(criteria) : scoreOptions(criteria)
 
 interface Shaped {
   readonly id: string

@@ -201,12 +201,6 @@ const expiry = (context: RunContext, clock: Clock.Clock): Effect.Effect<never, D
   return Effect.andThen(clock.sleep(Duration.millis(wait)), expire)
 }
 
-/** A run started: its work's fiber (which ends once the run is settled) and the caller's answer. */
-export interface StartedRun {
-  readonly work: Fiber.Fiber<RunOutcome, WorkError>
-  readonly answer: Effect.Effect<RunOutcome, WorkError>
-}
-
 /**
  * The caller's answer: the work's end, or the deadline's failure should its timer (a fiber of the caller's, on the
  * caller's `Clock`) answer first. Whichever answers stops the other's wait; the work itself goes on.
@@ -234,10 +228,10 @@ const callerAnswer = (work: Fiber.Fiber<RunOutcome, WorkError>, context: RunCont
 
 /**
  * Starts the work of a run in a fiber of its own, detached from the caller's, so it goes on to settle the run
- * whatever becomes of the caller; the answer is the work's end, or `deadline_exceeded` once the deadline and its
- * grace passed first (the work then stores that failure).
+ * whatever becomes of the caller: its fiber (which ends once the run is settled) and the caller's answer, the work's
+ * end or `deadline_exceeded` once the deadline and its grace passed first (the work then stores that failure).
  */
-export const startRun = (services: RunServices, context: RunContext): Effect.Effect<StartedRun> =>
+export const startRun = (services: RunServices, context: RunContext) =>
   Effect.map(forkWork(services, context), (fiber) => ({ work: fiber, answer: callerAnswer(fiber, context) }))
 
 /** The work of a run in a fiber of its own, detached from the caller's, started at once. */
