@@ -188,9 +188,7 @@ export const errorBoundary = (table: RouteTable, cors: Cors) =>
         ? Effect.flatMap(readBody(request, { bodyLimit: MiB, tooLargeStyle: "plain" }), (seen) =>
           Effect.provideService(app, HttpServerRequest.HttpServerRequest, seen))
         : app
-      return served.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, MaxBodySize)
-      )
+      return Effect.provideService(served, HttpIncomingMessage.MaxBodySize, MaxBodySize)
     })
     return Effect.andThen(
       annotateSpan({ "http.request_id": requestId }),

@@ -90,11 +90,7 @@ export const thinkPrompt = (read: Read): string => `${promptBody(read, read.stat
  * UTF-8 bytes of a read's prompts without rendering its state again: `answer` is the letter request's user message
  * with no thought, `think` the thought request's, `followUp` the extra text the letter request after a thought adds.
  */
-export const letterPromptBytes = (read: Read, stateBytes: number): {
-  readonly answer: number
-  readonly think: number
-  readonly followUp: number
-} => {
+export const letterPromptBytes = (read: Read, stateBytes: number) => {
   const body = utf8Bytes(promptBody(read, "")) + stateBytes
   return {
     answer: body + utf8Bytes(`\n\n${letterInstruction(read)}`),

@@ -1,16 +1,14 @@
 /**
- * `POST /v1/runs` as a direct route (src/server/DirectRoutes.ts), for one measured reason: HttpApi's router, its
- * middlewares and the platform's request objects nearly double the service's CPU per run at 64 in flight
- * (docs/performance.md, "one run pipeline"). The route runs the API's own pieces in the API's check order, as one
- * Effect program in a fiber of the request's: the credential (`authenticate`), what the headers say against the body
- * (`payloadHeadersRefusal`), the scope (`checkScope`), the body read and checked (`readJsonPayload`), the overload
- * guard's decision once it has been read (`takeOnceRead`: a shed run is answered there), the endpoint's decoding
- * from the route table (`decodeInput`), then the handler's own function (`Runs.create`, as RunsHttp.ts calls it). A
- * run answered 200 or 202 is written here with the headers the API gives it (`content-type`, `content-length`, the
- * CORS headers, `x-request-id`, `Server-Timing`) and counted as the API counts it. Every failure, typed as the
- * endpoint's declared errors (`CreateRunFailure`: a new failure must be declared or the build fails), is handed back
- * to the API, which answers it through its edge and error encoding exactly as if its router had served the request:
- * a failure of the handler with the run's `Server-Timing` (and `Retry-After` on `key_rate_limited`), one before it
+ * `POST /v1/runs` as a direct route (DirectRoutes.ts says why). The route runs the API's own pieces in the API's check
+ * order, as one Effect program in a fiber of the request's: the credential (`authenticate`), what the headers say
+ * against the body (`payloadHeadersRefusal`), the scope (`checkScope`), the body read and checked (`readJsonPayload`),
+ * the overload guard's decision once it has been read (`takeOnceRead`: a shed run is answered there), the endpoint's
+ * decoding from the route table (`decodeInput`), then the handler's own function (`Runs.create`, as RunsHttp.ts calls
+ * it). A run answered 200 or 202 is written here with the headers the API gives it (`content-type`, `content-length`,
+ * the CORS headers, `x-request-id`, `Server-Timing`) and counted as the API counts it. Every failure, typed as the
+ * endpoint's declared errors (`CreateRunFailure`: a new failure must be declared or the build fails), is handed back to
+ * the API, which answers it through its edge and error encoding exactly as if its router had served the request: a
+ * failure of the handler with the run's `Server-Timing` (and `Retry-After` on `key_rate_limited`), one before it
  * without, as there. While spans are exported (an OTLP endpoint set), the route is not taken: the API serves the run
  * under the platform's request span, so every trace has the API's shape.
  */

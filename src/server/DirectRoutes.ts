@@ -2,11 +2,11 @@
  * Routes served straight on Node's request and response, beside HttpApi's router, for the one request that has to be
  * cheap: `POST /v1/runs` (src/server/CreateRunRoute.ts). The router, HttpApi's middlewares and the platform's request
  * handling cost a request many steps of the Effect runtime before its handler does anything (docs/performance.md has
- * the measurements); a direct route runs the API's own checks and the handler's
- * function as one Effect program and writes its success itself. Everything else about the request stays the API's: a direct route takes only its
- * exact method and URL (a query string goes through the router, which refuses it as the contract says), and it hands
- * every failure back to the API (`viaApi`), which answers it through the same boundary, error encoding and observation
- * as any other request, so a refusal reads the same whichever way the request came.
+ * the measurements); a direct route runs the API's own checks and the handler's function as one Effect program and
+ * writes its success itself. Everything else about the request stays the API's: a direct route takes only its exact
+ * method and URL (a query string goes through the router, which refuses it as the contract says), and it hands every
+ * failure back to the API (`viaApi`), which answers it through the same boundary, error encoding and observation as any
+ * other request, so a refusal reads the same whichever way the request came.
  */
 import { Context, type Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
