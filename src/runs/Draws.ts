@@ -10,28 +10,22 @@ export const rotateOptions = <A>(options: ReadonlyArray<A>, draw: number): Reado
   return options.map((_, position) => options[(position + draw) % n]!)
 }
 
-/** Probabilities read in draw `draw`'s order, put back in the options' own order. */
-export const unrotateProbabilities = (probabilities: ReadonlyArray<number>, draw: number): ReadonlyArray<number> => {
-  const n = probabilities.length
-  const own = new Array<number>(n).fill(0)
-  probabilities.forEach((p, position) => {
-    own[(position + draw) % n] = p
-  })
-  return own
-}
-
 /** One draw's reading: its rotation and its probabilities in that rotation's order. */
 export interface DrawReading {
   readonly draw: number
   readonly probabilities: ReadonlyArray<number>
 }
 
-/** The mean, option by option, of several draws' probabilities, in the options' own order. */
+/**
+ * The mean, option by option, of several draws' probabilities (each of `optionCount`, in its draw's order), in the
+ * options' own order: position i of draw d is option (i + d) mod n.
+ */
 export const averageDraws = (optionCount: number, readings: ReadonlyArray<DrawReading>): ReadonlyArray<number> => {
   const sums = new Array<number>(optionCount).fill(0)
-  for (const reading of readings) {
-    unrotateProbabilities(reading.probabilities, reading.draw).forEach((p, index) => {
-      sums[index] = sums[index]! + p
+  for (const { draw, probabilities } of readings) {
+    probabilities.forEach((p, position) => {
+      const option = (position + draw) % optionCount
+      sums[option] = sums[option]! + p
     })
   }
   return readings.length === 0 ? sums : sums.map((sum) => sum / readings.length)

@@ -9,7 +9,7 @@ import {
 import type { ChoiceAnswer, ScoreAnswer } from "../../src/runs/Answers.js"
 import { canonicalDigest, sha256Hex } from "../../src/encoding/CanonicalJson.js"
 import type { QuestionOption as PlanOption } from "../../src/providers/ModelProvider.js"
-import { averageDraws, rotateOptions, unrotateProbabilities } from "../../src/runs/Draws.js"
+import { averageDraws, rotateOptions } from "../../src/runs/Draws.js"
 
 const options = (...names: ReadonlyArray<string>): ReadonlyArray<PlanOption> =>
   names.map((name) => ({ name, description: null }))
@@ -85,7 +85,8 @@ describe("draw rotations", () => {
     assert.deepStrictEqual(rotateOptions(abc, 1), ["b", "c", "a"])
     assert.deepStrictEqual(rotateOptions(abc, 2), ["c", "a", "b"])
     assert.deepStrictEqual(rotateOptions(abc, 4), ["b", "c", "a"])
-    assert.deepStrictEqual(unrotateProbabilities([0.7, 0.2, 0.1], 1), [0.1, 0.7, 0.2])
+    // One draw's probabilities, read in its rotation, come back in the options' own order.
+    assert.deepStrictEqual(averageDraws(3, [{ draw: 1, probabilities: [0.7, 0.2, 0.1] }]), [0.1, 0.7, 0.2])
   })
 
   it("averages the draws by option, cancelling a preference for the first letter", () => {
