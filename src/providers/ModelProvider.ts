@@ -3,8 +3,7 @@
  * with every upstream attempt it made (retries included) as ledger-ready `ModelCall`s, whether it succeeded or
  * failed. A call "occurred" (is billed) exactly when its status is `succeeded`.
  */
-import { Context, Data } from "effect"
-import type { Effect } from "effect"
+import { Context, Data, type Effect } from "effect"
 import type {
   DeadlineExceeded,
   DecisionUnavailable,

@@ -53,16 +53,12 @@ export const confidenceOf = (probabilities: ReadonlyArray<number>): number => {
   return clamp01(1 - entropy / Math.log(n))
 }
 
-/** The index of the most probable alternative, the earliest on a tie. */
-export const modalIndex = (probabilities: ReadonlyArray<number>): number =>
-  probabilities.reduce((best, p, index) => (p > probabilities[best]! ? index : best), 0)
-
-/** The modal alternative's name and probability of a normalized distribution over `options`. */
+/** The modal alternative's name and probability of a normalized distribution over `options` (the earliest on a tie). */
 export const modalAlternative = (
   options: ReadonlyArray<QuestionOption>,
   probabilities: ReadonlyArray<number>
 ): { readonly name: string; readonly probability: number } => {
-  const index = modalIndex(probabilities)
+  const index = probabilities.reduce((best, p, at) => (p > probabilities[best]! ? at : best), 0)
   return { name: options[index]!.name, probability: probabilities[index]! }
 }
 
