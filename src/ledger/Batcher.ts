@@ -40,7 +40,6 @@ export const ledgerBatchesOf = <I>(organizationOf: (item: I) => string): Effect.
   Effect.map(AppConfig, (config) =>
     ({ ...LedgerBatches, groupOf: config.ledgerBatches === "organization" ? organizationOf : undefined }))
 
-/** Submits work to batches. */
 export interface Batcher<I, O, E> {
   /** Queues an item; completes with its outcome once its batch has ended. */
   readonly submit: (item: I) => Effect.Effect<O, E>

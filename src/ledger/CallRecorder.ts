@@ -47,7 +47,6 @@ export interface EarlyRecording {
   readonly flush: Effect.Effect<void>
 }
 
-/** The early recorder's operations. */
 export interface CallRecorderService {
   /** Early recording for one run. */
   readonly forRun: (organizationId: string) => EarlyRecording

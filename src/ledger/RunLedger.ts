@@ -49,7 +49,6 @@ export interface Settling {
   readonly yieldTo: SettlementTicket["yieldTo"]
 }
 
-/** The run ledger's operations. */
 export interface RunLedgerService {
   /** Admits a run or explains why not (or replays the run its key already owns). */
   readonly admit: (request: AdmissionRequest) => Effect.Effect<AdmissionOutcome, AdmissionError>
@@ -160,7 +159,6 @@ const settleBeforeStopping = (queue: LedgerParts["queue"]) =>
       )
   })
 
-/** The run ledger. */
 export class RunLedger extends Context.Service<RunLedger, RunLedgerService>()("RunLedger") {
   /**
    * The ledger over the quota ledger and the credit store (whose rules and statement parts it applies), the raw

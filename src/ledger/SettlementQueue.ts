@@ -69,7 +69,6 @@ const NoLabels = labels({})
 const Degraded = labels({ result: "degraded" })
 const Unsettled = labels({ result: "unsettled" })
 
-/** The queue's state and steps. */
 class Queue implements SettlementQueue {
   private readonly items: Array<Item> = []
   /** Batches being attempted, by group ("" for all when batches are not grouped). */
@@ -236,9 +235,7 @@ class Queue implements SettlementQueue {
   }
 }
 
-/** A settlement queue's operations. */
 export interface SettlementQueue {
-  /** Queues a run's settlement. */
   readonly submit: (input: SettlementInput) => SettlementTicket
   /** Runs submitted and not settled yet: queued, being attempted or waiting to be retried. */
   readonly waiting: () => number

@@ -44,7 +44,6 @@ export const checkIdempotencyKey = (header: string | undefined): Result.Result<s
       message: "Idempotency-Key must be 1 to 255 bytes of visible ASCII (0x21 to 0x7E)"
     }))
 
-/** The runs service's operations. */
 export interface RunsService {
   /** Runs a request from `POST /v1/runs`. */
   readonly create: (
@@ -125,7 +124,6 @@ const make = Effect.gen(function*() {
   })
 })
 
-/** The runs service. */
 export class Runs extends Context.Service<Runs, RunsService>()("Runs") {
   /**
    * Runs over the quota ledger and the credit store (through the run ledger built on them: RunLedger.ts), the model
