@@ -14,7 +14,7 @@ import { admitExact, type PendingRun } from "./Admission.js"
 import type { Needs, Reservation } from "./Escrow.js"
 import type { Completion } from "./Completion.js"
 import { type FastOutcome, undoRaced } from "./FastAdmission.js"
-import { type AdmissionError, type AdmissionOutcome, type AdmissionRequest, type LedgerParts, settlementIdentity } from "./LedgerParts.js"
+import { type AdmissionError, type AdmissionOutcome, type AdmissionRequest, type LedgerParts } from "./LedgerParts.js"
 import { periodOf } from "./QuotaLedger.js"
 import { refusal } from "./Refusals.js"
 import { topUpWith } from "./Slices.js"
@@ -27,7 +27,8 @@ import { topUpWith } from "./Slices.js"
 const reconcile = ({ queue }: LedgerParts, run: PendingRun, holdCredit: boolean) =>
   Effect.sync(() => {
     queue.submit({
-      ...settlementIdentity(run, holdCredit),
+      ...run,
+      holdCredit,
       recreate: false,
       end: { state: "pending", output: null, outputDigest: null, errorCode: null, errorMessage: null, calls: [] }
     })

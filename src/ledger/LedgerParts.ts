@@ -80,19 +80,3 @@ export interface LedgerParts {
   /** The fast way for runs of keys known to have limits: each batch under those keys' locks (Admission.ts). */
   readonly keyedBatcher: Batcher<FastRequest, FastOutcome, SqlError>
 }
-
-/** Who a run is, as settlement needs it (to find it, or to store it again). */
-export const settlementIdentity = (run: PendingRun, holdCredit: boolean) => ({
-  id: run.id,
-  organizationId: run.organizationId,
-  origin: run.origin,
-  idempotencyKey: run.idempotencyKey,
-  kind: run.kind,
-  inputDigest: run.inputDigest,
-  period: run.period,
-  holdCredit,
-  createdAt: run.createdAt,
-  deadlineAt: run.deadlineAt,
-  holder: run.holder,
-  keyId: run.keyId
-})

@@ -26,8 +26,7 @@ import {
   type AdmittedRun,
   AfterSettlement,
   type LedgerParts,
-  type SettlementResult,
-  settlementIdentity
+  type SettlementResult
 } from "./LedgerParts.js"
 import { QuotaLedger } from "./QuotaLedger.js"
 import { type RunEnd, type SettlementInput, settlementWith } from "./Settlement.js"
@@ -58,7 +57,8 @@ export interface RunLedgerService {
 
 /** Settlement through the queue; the account after it, and auto-recharge when it is due. */
 const settleWith = ({ after, escrow, queue }: LedgerParts): RunLedgerService["settle"] => (run, end) => {
-  const ticket = queue.submit({ ...settlementIdentity(run.pending, run.holdCredit), recreate: true, end })
+  // The pending run is who the run is for settlement (to find it, or to store it again).
+  const ticket = queue.submit({ ...run.pending, holdCredit: run.holdCredit, recreate: true, end })
   const resultOf = (settled: Settled): SettlementResult => {
     for (const lease of settled.batch.leases) escrow.observe(lease)
     if (run.reservation !== undefined) escrow.release(run.reservation)
