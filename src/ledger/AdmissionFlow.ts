@@ -102,19 +102,12 @@ const fastWith = (parts: LedgerParts, afterFast: ReturnType<typeof afterFastWith
 
 /** The run to store for a request admitted at `now`. */
 const pendingRunOf = (request: AdmissionRequest, now: number, holder: string): PendingRun => ({
+  ...request,
   id: uuidFromHex(uuidv7Hex(now)),
-  organizationId: request.organizationId,
-  origin: request.origin,
-  idempotencyKey: request.idempotencyKey,
-  kind: request.kind,
-  inputDigest: request.inputDigest,
   period: periodOf(new Date(now)),
-  holdMicros: request.holdMicros,
-  holdTokens: request.holdTokens,
   createdAt: new Date(now),
   deadlineAt: new Date(request.deadline),
-  holder,
-  keyId: request.keyId
+  holder
 })
 
 /** Admission: from this process's slice when it covers the run, else the exact way. */
