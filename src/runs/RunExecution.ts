@@ -84,10 +84,7 @@ export const runContext = (request: RunRequestShape, timing: RunTiming): RunCont
 })
 
 /** A run's end as the engine left it, and the error it stopped with, if any. */
-interface Finished {
-  readonly end: RunEnd
-  readonly error: EngineError | null
-}
+type Finished = ReturnType<typeof engineEnd>
 
 /** How long `effect` takes from `started` (`performance.now()`, in a step already under way), handed to `mark`. */
 const timedFrom = <A, E>(started: number, mark: (ms: number) => void, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>

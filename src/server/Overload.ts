@@ -121,12 +121,14 @@ const shedSeries = new Map([...Shedable].map((key) => {
   }] as const
 }))
 
-const countShed = (key: string, lagging: boolean): void => {
+/** Counts a shed request; as a request too when the guard `answered` it (the API counts the one it answers). */
+const countShed = (key: string, lagging: boolean, answered: boolean): void => {
   const series = shedSeries.get(key)!
   count(shedRequests, lagging ? series.lag : series.limit)
+  count(runs, series.run)
+  if (!answered) return
   count(httpRequests, series.request)
   record(httpRequestSeconds, 0, series.request)
-  count(runs, series.run)
 }
 
 /** Answers a shed request at once: `503 no_route_available` with `Retry-After`, its request id, timing and CORS. */
@@ -200,7 +202,7 @@ export const startOverloadGuard = (
     if (key === undefined) return false
     const lagging = decide(response)
     if (lagging === undefined) return false
-    countShed(key, lagging)
+    countShed(key, lagging, true)
     answerShed(request, response, options.cors)
     return true
   }
@@ -214,9 +216,7 @@ export const startOverloadGuard = (
         if (answerHere) return !shed(request, response)
         const lagging = decide(response)
         if (lagging === undefined) return true
-        const series = shedSeries.get(key)!
-        count(shedRequests, lagging ? series.lag : series.limit)
-        count(runs, series.run)
+        countShed(key, lagging, false)
         return false
       })
       return false
