@@ -12,9 +12,8 @@ import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { count, creditAdmissions, labels, LabelSets, runs } from "../telemetry/Metrics.js"
 import { pathOf } from "./RouteLabels.js"
 
-/** The marks of a run request this module reads. */
+/** The mark of a run request this module reads: set once the run reached the model (a replay never does). */
 export interface RunMarks {
-  readonly admitMs?: number
   readonly upstreamMs?: number
 }
 

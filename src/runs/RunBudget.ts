@@ -18,9 +18,8 @@ export interface ReadEstimate {
   readonly followUp: number
 }
 
-export interface CostedCall extends ModelCall {
-  readonly costMicros: number
-}
+/** A call priced as it ended. */
+export type CostedCall = ModelCall & { readonly costMicros: number }
 
 /** The spend state of one run. */
 export interface RunBudget {
