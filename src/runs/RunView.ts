@@ -120,6 +120,11 @@ export const decodeCursor = (listing: CursorListing, organizationId: string, cur
   return realInstant(at) && listing.id.test(id) ? Option.some({ at, id }) : Option.none()
 }
 
+/** A run of a run list page with its position (`keyset_at`: its `created_at` to the microsecond). */
+export interface RunListEntry extends Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest"> {
+  readonly keyset_at: string
+}
+
 /** A page of the run list as the API returns it (`offset` is 0 on a page asked by cursor). */
 export type RunListPageView = typeof RunListPageSchema.Type
 
@@ -131,7 +136,7 @@ export const runListPageView = (
   organizationId: string,
   limit: number,
   offset: number,
-  rows: ReadonlyArray<Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest"> & { readonly keyset_at: string }>
+  rows: ReadonlyArray<RunListEntry>
 ): RunListPageView => {
   const shown = rows.slice(0, limit)
   const last = shown[shown.length - 1]

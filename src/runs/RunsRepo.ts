@@ -9,12 +9,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../../schema/Errors.js"
 import { orUnavailable } from "../db/Unavailable.js"
 import { runColumns, type RunRow } from "../ledger/RunRecord.js"
-import { type Keyset, keysetAtSql } from "./RunView.js"
-
-/** A run of a run list page with its position (`keyset_at`: its `created_at` to the microsecond). */
-export interface RunListEntry extends Pick<RunRow, "id" | "kind" | "state" | "input_digest" | "output_digest"> {
-  readonly keyset_at: string
-}
+import { type Keyset, keysetAtSql, type RunListEntry } from "./RunView.js"
 
 /** Where a page of the run list starts: after skipping `offset` runs, or just after the run a cursor names. */
 export type RunListStart =
