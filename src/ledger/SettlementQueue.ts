@@ -76,16 +76,13 @@ class Queue implements SettlementQueue {
   private unfinished = 0
   /** Called once `waiting` is next 0. */
   private idleListeners: Array<() => void> = []
-  private readonly fork: ReturnType<typeof Effect.runForkWith<never>>
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly options: BatchOptions<SettlementInput>,
-    services: Context.Context<never>,
+    private readonly fork: ReturnType<typeof Effect.runForkWith<never>>,
     private readonly settle: SettleBatch
-  ) {
-    this.fork = Effect.runForkWith(services)
-  }
+  ) {}
 
   submit(input: SettlementInput): SettlementTicket {
     const item: Item = {
@@ -249,4 +246,4 @@ export const makeSettlementQueue = (
   options: BatchOptions<SettlementInput>,
   services: Context.Context<never>,
   settle: SettleBatch
-): SettlementQueue => new Queue(pool, options, services, settle)
+): SettlementQueue => new Queue(pool, options, Effect.runForkWith(services), settle)
