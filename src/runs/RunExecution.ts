@@ -229,12 +229,11 @@ const callerAnswer = (work: Fiber.Fiber<RunOutcome, WorkError>, context: RunCont
  * end or `deadline_exceeded` once the deadline and its grace passed first (the work then stores that failure).
  */
 export const startRun = (services: RunServices, context: RunContext) =>
-  Effect.map(forkWork(services, context), (fiber) => ({ work: fiber, answer: callerAnswer(fiber, context) }))
-
-/** The work of a run in a fiber of its own, detached from the caller's, started at once. */
-const forkWork = (services: RunServices, context: RunContext) =>
-  Effect.forkDetach(work(services, context), { startImmediately: true })
+  Effect.map(
+    Effect.forkDetach(work(services, context), { startImmediately: true }),
+    (fiber) => ({ work: fiber, answer: callerAnswer(fiber, context) })
+  )
 
 /** A run against its deadline: its outcome, or `deadline_exceeded` once the deadline passed (see `startRun`). */
 export const executeRun = (services: RunServices, context: RunContext): Effect.Effect<RunOutcome, WorkError> =>
-  Effect.flatMap(forkWork(services, context), (fiber) => callerAnswer(fiber, context))
+  Effect.flatMap(startRun(services, context), (started) => started.answer)
