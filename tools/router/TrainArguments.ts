@@ -56,8 +56,8 @@ export const HOLDOUT_7_PATH = shippedFile("data", "router-classifier-holdout-7.j
 export const HOLDOUT_8_PATH = shippedFile("data", "router-classifier-holdout-8.jsonl")
 
 /**
- * A ninth held-out set, written before the fifth batch of written prompts and classified with the weights before and
- * after it; its misses are never read: with the seventh and eighth, the estimate of accuracy on real users' prompts.
+ * A ninth held-out set, written before the changes it was to judge; its misses are never read: with the seventh and
+ * eighth, the estimate of accuracy on real users' prompts.
  */
 export const HOLDOUT_9_PATH = shippedFile("data", "router-classifier-holdout-9.jsonl")
 
