@@ -6,7 +6,7 @@
 import { fitTemperature, type HeldOutPrediction } from "./Calibration.js"
 import type { ClassifierLabels, ClassifierModel } from "../../src/router/classifier/ClassifierModel.js"
 import { EXCLUSION_RULES } from "./CorpusRules.js"
-import { HAND_WRITTEN_SOURCES, MAX_SEED_WEIGHT, MAX_WEIGHT, SEED_SHARE, TYPE_CAP } from "./SampleWeights.js"
+import { MAX_SEED_WEIGHT, MAX_WEIGHT, SEED_SHARE, SEED_SOURCE, TYPE_CAP, WRITTEN_SOURCE_PREFIX } from "./SampleWeights.js"
 import type { LabelledPrompt } from "./TrainingCorpus.js"
 import {
   heldOutLogits,
@@ -72,7 +72,7 @@ const provenance = (input: BuildInput, folds: ReadonlyMap<string, number>, tempe
     sample_weights: {
       type_cap: TYPE_CAP,
       hand_written_share: SEED_SHARE,
-      hand_written_sources: [...HAND_WRITTEN_SOURCES],
+      hand_written_sources: `${SEED_SOURCE} and every source starting ${WRITTEN_SOURCE_PREFIX}`,
       max_weight: MAX_WEIGHT,
       max_seed_weight: MAX_SEED_WEIGHT
     }

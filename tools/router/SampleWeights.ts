@@ -28,8 +28,14 @@ export const MAX_WEIGHT = 12
 /** The largest weight of one hand-written row. */
 export const MAX_SEED_WEIGHT = 24
 
-/** The sources written for this project: the seeds (in no fold) and the four batches of conversational prompts (each a fold's source). */
-export const HAND_WRITTEN_SOURCES: ReadonlySet<string> = new Set(["seed", "written_chat", "written_chat_2", "written_chat_3", "written_chat_4"])
+/** The source of the seeds (in no fold). */
+export const SEED_SOURCE = "seed"
+
+/** The prefix of every batch of conversational prompts written for this project (each batch a fold's source). */
+export const WRITTEN_SOURCE_PREFIX = "written_chat"
+
+/** Whether a source was written for this project: the seeds, or a batch named with WRITTEN_SOURCE_PREFIX. */
+export const isHandWritten = (source: string): boolean => source === SEED_SOURCE || source.startsWith(WRITTEN_SOURCE_PREFIX)
 
 const groupCounts = (keys: ReadonlyArray<string>): Map<string, number> => {
   const counts = new Map<string, number>()
@@ -38,19 +44,19 @@ const groupCounts = (keys: ReadonlyArray<string>): Map<string, number> => {
 }
 
 /** Per type, the square-root mass of its corpus sources and of its hand-written sources. */
-const sourceMasses = (sourceRows: ReadonlyMap<string, number>, handWritten: ReadonlySet<string>) => {
+const sourceMasses = (sourceRows: ReadonlyMap<string, number>, handWritten: (source: string) => boolean) => {
   const corpus = new Map<string, number>()
   const written = new Map<string, number>()
   for (const [key, count] of sourceRows) {
     const at = key.indexOf("|")
-    const into = handWritten.has(key.slice(at + 1)) ? written : corpus
+    const into = handWritten(key.slice(at + 1)) ? written : corpus
     into.set(key.slice(0, at), (into.get(key.slice(0, at)) ?? 0) + Math.sqrt(count))
   }
   return { corpus, written }
 }
 
 /** The weight of every row (in the rows' order), averaging 1. */
-export const sampleWeights = (rows: ReadonlyArray<WeightedRow>, handWritten = HAND_WRITTEN_SOURCES): Float64Array => {
+export const sampleWeights = (rows: ReadonlyArray<WeightedRow>, handWritten = isHandWritten): Float64Array => {
   const typeOf = (row: WeightedRow) => `${row.family}/${row.taskType ?? ""}`
   const typeRows = groupCounts(rows.map(typeOf))
   const sourceRows = groupCounts(rows.map((row) => `${typeOf(row)}|${row.source}`))
@@ -65,7 +71,7 @@ export const sampleWeights = (rows: ReadonlyArray<WeightedRow>, handWritten = HA
   const sourceShare = (type: string, source: string, count: number): number => {
     const corpus = masses.corpus.get(type)
     const written = masses.written.get(type)
-    if (handWritten.has(source)) return (corpus === undefined ? 1 : SEED_SHARE) * Math.sqrt(count) / written!
+    if (handWritten(source)) return (corpus === undefined ? 1 : SEED_SHARE) * Math.sqrt(count) / written!
     return (written === undefined ? 1 : 1 - SEED_SHARE) * Math.sqrt(count) / corpus!
   }
   const raw = Float64Array.from(rows, (row) => {
@@ -75,5 +81,5 @@ export const sampleWeights = (rows: ReadonlyArray<WeightedRow>, handWritten = HA
     return (familyShare * sourceShare(type, row.source, count)) / count
   })
   const mean = raw.reduce((sum, value) => sum + value, 0) / Math.max(1, raw.length)
-  return raw.map((value, index) => Math.min(handWritten.has(rows[index]!.source) ? MAX_SEED_WEIGHT : MAX_WEIGHT, value / mean))
+  return raw.map((value, index) => Math.min(handWritten(rows[index]!.source) ? MAX_SEED_WEIGHT : MAX_WEIGHT, value / mean))
 }

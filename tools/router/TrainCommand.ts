@@ -3,16 +3,18 @@
  * (default `../shared/data/router-train`, a folder holding `prompts.jsonl` and `LICENSES/`) and the shipped seeds,
  * and copies the corpus's licence texts (and its README, as CORPUS-README.md) to `data/router-train-LICENSES/`, so
  * the weights travel with their licences and provenance. Running it twice on the same corpus writes the same
- * bytes. The service itself never reads the corpus.
+ * bytes. Written rows too close to an evaluation prompt are left out (`WrittenOverlap.ts`). The service itself never
+ * reads the corpus.
  */
 import { createHash } from "node:crypto"
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { buildClassifier } from "./ClassifierBuild.js"
 import { usableRows } from "./CorpusRules.js"
-import { argument, corpusFile, DEFAULT_CORPUS, LICENCES_DIR, SEEDS_PATH, TAXONOMY_PATH, WRITTEN_PATH } from "./TrainArguments.js"
+import { argument, corpusFile, DEFAULT_CORPUS, EVALUATION_PATHS, LICENCES_DIR, SEEDS_PATH, TAXONOMY_PATH, WRITTEN_PATH } from "./TrainArguments.js"
 import { readLabels, readRows } from "./TrainingCorpus.js"
 import { DEFAULT_SETTINGS } from "./TrainingPipeline.js"
+import { evaluationTexts, withoutOverlaps } from "./WrittenOverlap.js"
 import { DEFAULT_WEIGHTS_PATH } from "../../src/router/classifier/WeightsFile.js"
 
 /** Copies the corpus's licence texts, and its README (the provenance they refer to) as CORPUS-README.md. */
@@ -36,11 +38,12 @@ const main = () => {
   const rows = readRows(corpusFile(corpus), labels)
   const seeds = readRows(SEEDS_PATH, labels, "seed")
   const written = readRows(WRITTEN_PATH, labels)
+  const trainable = withoutOverlaps(written.rows, evaluationTexts(EVALUATION_PATHS))
   const result = buildClassifier({
     labels,
     corpus: usableRows(rows.rows),
     seeds: seeds.rows,
-    written: written.rows,
+    written: trainable.kept,
     digests: {
       corpus: rows.sha256,
       seeds: seeds.sha256,
@@ -53,7 +56,8 @@ const main = () => {
   const licences = copyLicences(corpus)
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   process.stdout.write(
-    `trained on ${usableRows(rows.rows).length} of ${rows.rows.length} corpus rows, ${written.rows.length} written rows and ` +
+    `trained on ${usableRows(rows.rows).length} of ${rows.rows.length} corpus rows, ${trainable.kept.length} written rows ` +
+      `(${trainable.leftOut.length} left out for overlapping an evaluation prompt) and ` +
       `${seeds.rows.length} seeds in ${seconds} s: ` +
       `${result.model.featureRows.size} features, temperature ${result.model.temperature.toFixed(3)}\n` +
       `wrote ${out} (sha256 ${createHash("sha256").update(result.json).digest("hex")}); ` +

@@ -1,8 +1,9 @@
 /**
  * The training on a tiny synthetic corpus (no corpus folder needed): two runs give the same weights file byte for
  * byte, the file reads back into a model that learned the corpus, and the pieces behave: folds group by source,
- * sample weights balance the families, the temperature fit recovers a known temperature, quantization stays within
- * half a step, and the metrics count as they should.
+ * sample weights balance the families and treat every written batch as hand-written, written rows too close to an
+ * evaluation prompt are left out, the temperature fit recovers a known temperature, quantization stays within half a
+ * step, and the metrics count as they should.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { createHash } from "node:crypto"
@@ -11,7 +12,7 @@ import { buildClassifier } from "../../../tools/router/ClassifierBuild.js"
 import { softmax } from "../../../src/router/classifier/ClassifierModel.js"
 import { evaluate, expectedCalibrationError } from "../../../tools/router/EvalMetrics.js"
 import { classifyState } from "../../../src/router/classifier/PromptClassifier.js"
-import { sampleWeights } from "../../../tools/router/SampleWeights.js"
+import { isHandWritten, sampleWeights } from "../../../tools/router/SampleWeights.js"
 import { seededRandom } from "../../../tools/router/SeededRandom.js"
 import { sourceFolds } from "../../../tools/router/SourceFolds.js"
 import { TAXONOMY_PATH } from "../../../tools/router/TrainArguments.js"
@@ -19,6 +20,7 @@ import { type LabelledPrompt, readLabels } from "../../../tools/router/TrainingC
 import { DEFAULT_SETTINGS, type TrainerSettings } from "../../../tools/router/TrainingPipeline.js"
 import { parseWeights } from "../../../src/router/classifier/WeightsFile.js"
 import { quantize } from "../../../tools/router/WeightsWriter.js"
+import { jaccard, OVERLAP_LIMIT, overlapTokens, withoutOverlaps } from "../../../tools/router/WrittenOverlap.js"
 
 const labels = readLabels(TAXONOMY_PATH)
 
@@ -105,6 +107,35 @@ describe("training pieces", () => {
     assert.closeTo(weights.reduce((sum, value) => sum + value, 0) / weights.length, 1, 1e-9)
     const total = (family: string) => rows.reduce((sum, item, index) => sum + (item.family === family ? weights[index]! : 0), 0)
     assert.closeTo(total("coding"), total("math"), 1e-6)
+  })
+
+  it("every written_chat batch and the seeds are hand-written, and share a type's hand-written weight by size", () => {
+    assert.isTrue(isHandWritten("seed") && isHandWritten("written_chat") && isHandWritten("written_chat_5"))
+    assert.isFalse(isHandWritten("gsm8k") || isHandWritten("chat_written"))
+    const rows = [
+      ...Array.from({ length: 100 }, () => row("a", "general.chat_assistant", "corpus")),
+      ...Array.from({ length: 9 }, () => row("b", "general.chat_assistant", "written_chat")),
+      ...Array.from({ length: 9 }, () => row("c", "general.chat_assistant", "written_chat_9"))
+    ]
+    const weights = sampleWeights(rows)
+    const total = (source: string) => rows.reduce((sum, item, index) => sum + (item.source === source ? weights[index]! : 0), 0)
+    assert.closeTo(total("written_chat") / total("corpus"), 0.4 / 0.2, 1e-9)
+    assert.closeTo(total("written_chat_9"), total("written_chat"), 1e-9)
+  })
+
+  it("a written row overlapping an evaluation prompt at the limit or above is left out, by words or character pairs", () => {
+    assert.strictEqual(jaccard(overlapTokens("Who was the first woman"), overlapTokens("who was THE first woman to win")), 5 / 7)
+    assert.deepStrictEqual([...overlapTokens("周末在家")], ["周末", "末在", "在家"])
+    const written = [
+      row("how do I deal with stress at work", "general.chat_assistant", "written_chat"),
+      row("ways to relax after a long day at work", "general.chat_assistant", "written_chat"),
+      row("周末在家可以做什么", "general.chat_assistant", "written_chat_2"),
+      row("write a haiku about rain", "writing.creative", "written_chat")
+    ]
+    const split = withoutOverlaps(written, ["how do I deal with stress at work?", "周末在家可以做些什么"])
+    assert.deepStrictEqual(split.leftOut.map((item) => item.text), [written[0]!.text, written[2]!.text])
+    assert.deepStrictEqual(split.kept.map((item) => item.text), [written[1]!.text, written[3]!.text])
+    assert.isAtLeast(jaccard(overlapTokens(written[1]!.text), overlapTokens("ways to relax after a long day at home")), OVERLAP_LIMIT)
   })
 
   it("the temperature fit recovers the temperature the labels were drawn at", () => {
