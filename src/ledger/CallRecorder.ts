@@ -3,7 +3,7 @@
  * still reading learned of `EarlyRecordDelayMs` ago is stored now, unbilled, so the ledger, the run's usage and the
  * rollup's `unsettled_micros` show calls already answered (decisions.md, Precise rules), and a sweeper can bill them
  * should the run's process die. A later read of the run (its next stage, or a question past the stage's concurrency)
- * does not wait for the delay: its call starts once the calls answered before it are stored (`flushNow`), so while
+ * does not wait for the delay: its call starts once the calls answered before it are stored (`flush`), so while
  * a later call is open the answered ones are in the rollup. A run of one stage settles without an early write; one
  * of several stages pays one write per later stage. Entries are keyed by run and call index, so a call stored early
  * and again at settlement is stored once (and billed once, by settlement). A run settles only after its early writes
