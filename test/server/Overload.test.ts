@@ -17,6 +17,7 @@ import { ShedMessage } from "../../src/http/ShedOnceRead.js"
 import { startOverloadGuard } from "../../src/server/Overload.js"
 import { enterUpstream, leaveUpstream, waitingOnUpstream } from "../../src/providers/UpstreamWaits.js"
 import { call, codeOf } from "../support/Api.js"
+import { startGuardedServer } from "../support/GuardedServer.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
 import { TestServerLive } from "../support/TestServer.js"
@@ -69,20 +70,12 @@ layer(TestServerLive({ overloadMaxLagMs: 50 }), { excludeTestServices: true, tim
 
 describe("the in-flight limit (RUNS_MAX_IN_FLIGHT)", () => {
   it("sheds runs and selections beyond the limit, counts a request until its response closes, never sheds other routes", async () => {
-    const guard = startOverloadGuard({ maxLagMs: 0, maxInFlight: 1, cors: makeCors([]) })
-    const held: Array<ServerResponse> = []
-    const server = createServer((request, response) => {
-      if (guard.shed(request, response)) return
-      request.resume()
-      held.push(response)
-    })
-    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening))
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const { held, base, heldMoreThan, close } = await startGuardedServer(1)
     const send = (method: string, path: string, requestId: string) =>
       fetch(`${base}${path}`, { method, headers: { "x-request-id": requestId }, ...(method === "POST" ? { body: "{}" } : {}) })
     try {
       const first = send("POST", "/v1/runs", "held-1")
-      while (held.length === 0) await new Promise((wake) => setTimeout(wake, 5))
+      await heldMoreThan(0)
       for (const path of ["/v1/runs", "/v1/router/select"]) {
         const shed = await send("POST", path, "over-1")
         assert.strictEqual(shed.status, 503, path)
@@ -92,18 +85,16 @@ describe("the in-flight limit (RUNS_MAX_IN_FLIGHT)", () => {
         assert.deepStrictEqual(await shed.json(), { error: { code: "no_route_available", message: ShedMessage, request_id: "over-1" } })
       }
       const other = send("GET", "/v1/runs", "list-1")
-      while (held.length === 1) await new Promise((wake) => setTimeout(wake, 5))
+      await heldMoreThan(1)
       held.splice(0).forEach((response) => response.end("ok"))
       assert.strictEqual((await first).status, 200)
       assert.strictEqual((await other).status, 200, "a route that does not run the model is never shed")
       const next = send("POST", "/v1/runs", "after-1")
-      while (held.length === 0) await new Promise((wake) => setTimeout(wake, 5))
+      await heldMoreThan(0)
       held.splice(0).forEach((response) => response.end("ok"))
       assert.strictEqual((await next).status, 200, "a closed response frees its place")
     } finally {
-      guard.stop()
-      held.forEach((response) => response.end())
-      await new Promise((closed) => server.close(closed))
+      await close()
     }
   })
 })
