@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { isJsonContentType, MaxJsonDepth, parseJsonBody, tooDeepUnder } from "../../src/http/RequestShape.js"
+import { isJsonContentType, MaxJsonDepth, parseJsonBody, tooDeepUnder } from "../../src/http/JsonBody.js"
 import { checkVerdictSchema } from "../../src/runs/VerdictSchema.js"
 
 const arrays = (depth: number, leaf: unknown = 1): unknown => {

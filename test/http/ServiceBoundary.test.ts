@@ -5,7 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
-import { MaxJsonDepth } from "../../src/http/RequestShape.js"
+import { MaxJsonDepth } from "../../src/http/JsonBody.js"
 import { ServerAddress } from "../../src/server/Listen.js"
 import { call, codeOf, type CallOptions } from "../support/Api.js"
 import { rawRequest } from "../support/RawHttp.js"
