@@ -2,9 +2,11 @@
  * Settles the runs of processes that died, so nothing stays held for ever. A holder whose heartbeat is older than the
  * TTL (Holder.ts) is taken for dead, but only by a process itself steady: each of its runs still holding is settled
  * like any other, its calls recorded while it ran billed (`failed` with `deadline_exceeded` when one was answered,
- * else left `pending`), its leases returned and the holder forgotten once nothing holds against it. Runs admitted
- * before holders existed are settled a minute after their deadline. Safe in every process at once: settlement locks
- * accounts in one order and bills each call once.
+ * else left `pending`), its leases returned and the holder forgotten once nothing holds against it. A run holding
+ * without a holder row (admitted before holders existed, or admitted by a process taken for dead in the moment its
+ * row was forgotten) is settled a minute after its deadline: no heartbeat vouches for it, and by then its own process,
+ * if it lives, has answered it. Safe in every process at once: settlement locks accounts in one order and bills each
+ * call once, and a run its own process settles later keeps the state it settles with.
  */
 import { Effect, Layer, Schedule } from "effect"
 import { AppConfig } from "../config/AppConfig.js"
@@ -16,7 +18,7 @@ import { returnLeases } from "./Leases.js"
 import { QuotaLedger } from "./QuotaLedger.js"
 import { type SettlementInput, settlementWith } from "./Settlement.js"
 
-/** How long after its deadline a run admitted before holders existed is taken for abandoned. */
+/** How long after its deadline a run holding without a holder row is taken for abandoned. */
 export const AbandonedAfterSeconds = 60
 
 const deadHolders: Statement = {
@@ -36,10 +38,12 @@ const runsOfHolder: Statement = {
   text: `SELECT ${runColumns} FROM runs WHERE holder = $1 AND held LIMIT 200`
 }
 
-const legacyRuns: Statement = {
-  name: "ledger_legacy_runs",
+const unvouchedRuns: Statement = {
+  name: "ledger_unvouched_runs",
   text: `SELECT ${runColumns} FROM runs
-    WHERE held AND holder IS NULL AND deadline_at < now() - make_interval(secs => $1) ORDER BY deadline_at LIMIT 200`
+    WHERE held AND deadline_at < now() - make_interval(secs => $1)
+      AND (holder IS NULL OR NOT EXISTS (SELECT 1 FROM ledger_holders h WHERE h.id = runs.holder))
+    ORDER BY deadline_at LIMIT 200`
 }
 
 const forgetHolder: Statement = {
@@ -75,7 +79,7 @@ const organizationsOf = (runs: ReadonlyArray<HeldRun>): ReadonlyArray<ReadonlyAr
   return [...groups.values()]
 }
 
-/** Settles the runs of dead holders (and abandoned runs without a holder) once; returns how many. */
+/** Settles the runs of dead holders (and abandoned runs without a holder row) once; returns how many. */
 export const sweepOnce = Effect.gen(function*() {
   const { main } = yield* PgPools
   const holder = yield* LedgerHolder
@@ -88,7 +92,7 @@ export const sweepOnce = Effect.gen(function*() {
       (batch) => Effect.tap(settleBatch(main, batch.map(abandoned)), () => Effect.sync(() => (swept += batch.length))),
       { discard: true }
     )
-  yield* settle(yield* query<HeldRun>(main, legacyRuns, [AbandonedAfterSeconds]))
+  yield* settle(yield* query<HeldRun>(main, unvouchedRuns, [AbandonedAfterSeconds]))
   if (holder.steady()) {
     for (const { id } of yield* query<{ id: string }>(main, deadHolders, [holder.ttlSeconds, holder.id()])) {
       yield* settle(yield* query<HeldRun>(main, runsOfHolder, [id]))

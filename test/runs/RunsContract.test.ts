@@ -160,5 +160,28 @@ layer(TestServerWithConsoleLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServ
         assert.strictEqual((yield* postRun(organization.secret, oneQuestion(), key)).status, 202)
         yield* assertMoneyInvariants
       }))
+
+    it.effect("a run whose holder row is gone is released a minute after its deadline", () =>
+      Effect.gen(function*() {
+        const organization = yield* seedOrganization({ billing: true })
+        yield* grantCredit(organization.organizationId, 20_000)
+        const key = freshKey()
+        const admitted = yield* (yield* RunLedger).admit(
+          oneQuestionAdmission(organization.organizationId, key, Date.now() + 1_000)
+        )
+        assert.strictEqual(admitted._tag, "Admitted")
+        const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
+        const sql = yield* SqlClient.SqlClient
+        // A holder id no `ledger_holders` row has: the row was forgotten while the run was being admitted.
+        yield* sql`UPDATE runs SET holder = 'h_forgotten' WHERE id = ${runId}::uuid`
+        const blocked = yield* postRun(organization.secret, oneQuestion({ state: "another" }))
+        assert.strictEqual(codeOf(blocked), "insufficient_credits", "the run still holds the credit")
+        assert.strictEqual(yield* sweepOnce, 0, "not before its deadline plus the margin")
+        yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE id = ${runId}::uuid`
+        yield* sweptUntilReleased([runId])
+        assert.strictEqual((yield* postRun(organization.secret, oneQuestion(), key)).status, 202)
+        assert.strictEqual((yield* postRun(organization.secret, oneQuestion({ state: "another" }))).status, 200)
+        yield* assertMoneyInvariants
+      }))
   })
 })
