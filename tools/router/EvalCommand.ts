@@ -26,15 +26,7 @@ import {
   corpusFile,
   DEFAULT_CORPUS,
   EVALUATION_PATHS,
-  HOLDOUT_2_PATH,
-  HOLDOUT_3_PATH,
-  HOLDOUT_4_PATH,
-  HOLDOUT_5_PATH,
-  HOLDOUT_6_PATH,
-  HOLDOUT_7_PATH,
-  HOLDOUT_8_PATH,
-  HOLDOUT_9_PATH,
-  HOLDOUT_PATH,
+  EVALUATION_SETS,
   SEEDS_PATH,
   TAXONOMY_PATH,
   WRITTEN_PATH
@@ -121,16 +113,9 @@ const main = () => {
   print(`\n## Calibration (all held-out rows)\n${reliabilityTable(report)}`)
   print(`\n## Family confusion matrix\n${confusionTable(report, labels)}`)
   print(`\n## Task types\n${typeTable(report, labels)}`)
-  print(`\n## Hand-written held-out set (shipped weights, never trained on)\n${sanityResults(weights, labels, HOLDOUT_PATH)}`)
-  print(`\n## Second hand-written held-out set (shipped weights, never trained on)\n${sanityResults(weights, labels, HOLDOUT_2_PATH)}`)
-  print(`\n## Third hand-written held-out set (shipped weights, never trained on nor tuned to)\n${sanityResults(weights, labels, HOLDOUT_3_PATH)}`)
-  print(`\n## Fourth hand-written held-out set (shipped weights, never trained on; its misses guided the second written batch)\n${sanityResults(weights, labels, HOLDOUT_4_PATH)}`)
-  print(`\n## Fifth hand-written held-out set (shipped weights, never trained on; its misses guided the third written batch)\n${sanityResults(weights, labels, HOLDOUT_5_PATH)}`)
-  print(`\n## Sixth hand-written held-out set (shipped weights, never trained on; its misses guided the last intent-class changes)\n${sanityResults(weights, labels, HOLDOUT_6_PATH)}`)
-  print(`\n## Seventh hand-written held-out set (shipped weights, never trained on nor tuned to: the estimate)\n${sanityResults(weights, labels, HOLDOUT_7_PATH)}`)
-  print(`\n## Eighth hand-written held-out set (shipped weights, never trained on nor tuned to: the estimate, with the seventh)\n${sanityResults(weights, labels, HOLDOUT_8_PATH)}`)
-  print(`\n## Ninth hand-written held-out set (shipped weights, never trained on nor tuned to: the estimate, with the seventh and eighth)\n${sanityResults(weights, labels, HOLDOUT_9_PATH)}`)
-  print(`\n## Hand-written sanity set (shipped weights, never trained on)\n${sanityResults(weights, labels)}`)
+  for (const set of EVALUATION_SETS) {
+    print(`\n## ${set.title}, shipped weights\n${sanityResults(weights, labels, set.path, !set.blind)}`)
+  }
   const times = timeClassifier(weights, fourKilobytePrompts(rows.map((row) => row.text), 200))
   print(
     `\n## Timing (shipped weights)\nload ${times.loadMs.toFixed(1)} ms; classify a 4 KB prompt: ` +
