@@ -61,6 +61,27 @@ const LANGUAGES_OF_WORD: ReadonlyMap<string, ReadonlyArray<number>> = (() => {
   return map
 })()
 
+/** Function words of Cyrillic-script languages (Russian, Ukrainian): the script says the language already. */
+const CYRILLIC_FUNCTION_WORDS = "и в не на что с по как это я для но от из у к же так то бы о мне можно меня есть если или " +
+  "уже еще ещё вот мой моя мои все всё його що це як та але або мені чи"
+
+/**
+ * Words that mark a language other than English and say nothing of the task: the other languages' function words
+ * (less the few that are also English words), and Cyrillic ones. The classifier leaves them out of its features as it
+ * leaves out Japanese endings and particles (TextFeatures.ts): the corpus's non-English rows are mostly translation
+ * and general requests, and a language's function words would carry those tasks to every prompt in the language.
+ */
+export const LANGUAGE_MARKERS: ReadonlySet<string> = (() => {
+  const english = new Set(FUNCTION_WORDS[0]![1].split(" "))
+  const alsoEnglish = new Set(["die", "hat", "ben", "hoe", "den", "var", "men", "top", "sen", "son", "me", "a", "i", "be", "in", "on", "an", "is", "so", "no", "do", "to", "war", "will", "also", "am", "or", "over", "bitte"])
+  const markers = new Set<string>()
+  for (const [, words] of FUNCTION_WORDS.slice(1)) {
+    for (const word of words.split(" ")) if (!english.has(word) && !alsoEnglish.has(word)) markers.add(word)
+  }
+  for (const word of CYRILLIC_FUNCTION_WORDS.split(" ")) markers.add(word)
+  return markers
+})()
+
 /** Letters only Vietnamese uses among Latin scripts (tone marks on vowels, and đ). */
 const VIETNAMESE = /[ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹđ]/u
 

@@ -1,13 +1,14 @@
 /**
- * The features of a prompt, as names: lower-cased words (`w:`), word pairs (`b:`), character pairs of unspaced
- * scripts (`c:`), numbers as `#`; and signals (`s:`): intent classes anywhere and at the edges (`s:long:` for a long
+ * The features of a prompt, as names: lower-cased words (`w:`, less the function words of languages other than
+ * English, which mark the language, not the task), word pairs (`b:`), the stems of long words (`p:`),
+ * character pairs of unspaced scripts and of Hangul (`c:`), numbers as `#`; and signals (`s:`): intent classes anywhere and at the edges (`s:long:` for a long
  * paste), the request's verb, a long task's length, code, traces, SQL, math, tool schemas. The script and
  * language are detected for the facets and the language rule (`LanguageRule.ts`) but are not features: the task
  * decides the family in any language. Line counts, question marks and short lengths only feed the rules (`structure`): in the corpus they mark a
  * dataset's layout, not a task. Training and inference share this one function, so they cannot drift apart.
  */
 import { intentClasses } from "./IntentLexicon.js"
-import { languageSignals, type LanguageSignals } from "./LanguageSignals.js"
+import { LANGUAGE_MARKERS, languageSignals, type LanguageSignals } from "./LanguageSignals.js"
 import type { PromptText } from "./PromptText.js"
 import { structureSignals } from "./TextStructure.js"
 
@@ -78,6 +79,28 @@ const unspacedPairs = (lower: string, into: Set<string>) => {
   }
 }
 
+const HANGUL = /\p{Script=Hangul}+/gu
+
+/**
+ * Character pairs of Hangul words: a Korean word carries its particles and endings ("자기소개서를", "자기소개서에서"), so
+ * the word is rarely seen twice, while the pairs of its stem are.
+ */
+const hangulPairs = (lower: string, into: Set<string>) => {
+  for (const run of lower.match(HANGUL) ?? []) {
+    for (let index = 0; index + 1 < run.length; index++) into.add(`c:${run[index]}${run[index + 1]}`)
+  }
+}
+
+/** Words this long also count by their first STEM_CHARS characters. */
+const STEM_MIN_CHARS = 7
+const STEM_CHARS = 5
+
+/**
+ * The stem of a long word: inflected and derived forms share it ("zusammenfassen", "zusammenfassung";
+ * "summarize", "summarizing"; "функция", "функции"), so a task is recognized in the forms training did not see.
+ */
+const stemOf = (word: string): string | null => (word.length >= STEM_MIN_CHARS && word !== "#" ? `p:${word.slice(0, STEM_CHARS)}` : null)
+
 /** A task this long is a paste with a request around it: its edge classes also count as `s:long:<class>`. */
 const LONG_CHARS = 1500
 
@@ -105,10 +128,16 @@ export const promptFeatures = (prompt: PromptText): PromptFeatures => {
   const words = wordsOf(lower)
   const lexical = new Set<string>()
   words.forEach((word, index) => {
-    lexical.add(`w:${word}`)
-    if (index + 1 < words.length) lexical.add(`b:${word} ${words[index + 1]}`)
+    const next = words[index + 1]
+    const marker = LANGUAGE_MARKERS.has(word)
+    if (!marker) lexical.add(`w:${word}`)
+    const stem = stemOf(word)
+    if (stem !== null) lexical.add(stem)
+    // A pair of two language markers ("de la", "in der") says the language only.
+    if (next !== undefined && !(marker && LANGUAGE_MARKERS.has(next))) lexical.add(`b:${word} ${next}`)
   })
   unspacedPairs(lower, lexical)
+  hangulPairs(lower, lexical)
   const signals = new Set<string>()
   const requestText = window(lower, CUE_HEAD_CHARS, CUE_TAIL_CHARS)
   for (const name of intentClasses(requestText)) signals.add(`s:cue:${name}`)
