@@ -68,6 +68,35 @@ describe("features", () => {
     assert.notInclude(features.lexical, "c:くだ")
     assert.notInclude(features.lexical, "c:ださ")
   })
+
+  it("other languages' function words are not features, alone or two together; the words around them are", () => {
+    const features = promptFeatures(promptTextOfTask("Fass mir diesen Artikel bitte in drei Sätzen zusammen, und der Ton ist mir wichtig"))
+    assert.include(features.lexical, "w:artikel")
+    assert.include(features.lexical, "w:zusammen")
+    assert.notInclude(features.lexical, "w:und")
+    assert.notInclude(features.lexical, "w:der")
+    assert.include(features.lexical, "b:zusammen und")
+    assert.notInclude(features.lexical, "b:und der")
+    const english = promptFeatures(promptTextOfTask("Is this the one that will die in the end?"))
+    for (const word of ["the", "this", "will", "die", "in"]) assert.include(english.lexical, `w:${word}`)
+  })
+
+  it("long words also count by their stem, so forms training did not see share it", () => {
+    const one = promptFeatures(promptTextOfTask("Zusammenfassung des Berichts"))
+    const other = promptFeatures(promptTextOfTask("bitte zusammenfassen"))
+    assert.include(one.lexical, "p:zusam")
+    assert.include(other.lexical, "p:zusam")
+    assert.isFalse(promptFeatures(promptTextOfTask("write a short poem")).lexical.some((name) => name.startsWith("p:")))
+  })
+
+  it("Korean words also count by their character pairs: a word carries its particles", () => {
+    const one = promptFeatures(promptTextOfTask("자기소개서를 써 주세요"))
+    const other = promptFeatures(promptTextOfTask("자기소개서에서 지원 동기"))
+    for (const pair of ["c:자기", "c:소개", "c:개서"]) {
+      assert.include(one.lexical, pair)
+      assert.include(other.lexical, pair)
+    }
+  })
 })
 
 describe("language signals", () => {
