@@ -50,8 +50,14 @@ export interface BatchResult {
 
 /**
  * The batch's locks, before its statement: its organizations' accounts in organization order, then its keys' rows
- * in key order (before any lease, as admission's keyed batches lock keys before leases). The keys' step waits for
- * the accounts' (its condition reads them first), so the order holds whichever step PostgreSQL starts with.
+ * in key order (before any lease, as admission's keyed batches lock keys before leases), then the leases its runs
+ * still hold against, in lease id order. Each step waits for the one before it (its condition reads it first), so the
+ * order holds whichever step PostgreSQL starts with. The statement after it starts with a snapshot taken once every
+ * lock is held, so it reads and updates those rows as their last holder committed them: PostgreSQL never
+ * re-evaluates it for a row updated meanwhile (an EvalPlanQual recheck, which starts every node of the statement's
+ * plan again; a lease is updated by this process's admission batches too, without the account's lock). A run's
+ * lease is read by its primary key alone (`lease_id` is null once it no longer holds): a condition on `held` would let
+ * the planner read every run holding through a partial index instead.
  */
 const lockAccounts: Statement = {
   name: "ledger_settle_lock",
@@ -62,8 +68,15 @@ const lockAccounts: Statement = {
     keys AS MATERIALIZED (
       SELECT key_id FROM key_accounts WHERE key_id = ANY($2::text[]) AND (SELECT count(*) FROM accounts) >= 0
       ORDER BY key_id FOR NO KEY UPDATE
+    ),
+    leases AS MATERIALIZED (
+      SELECT id FROM ledger_leases
+      WHERE id = ANY (ARRAY(SELECT r.lease_id FROM runs r WHERE r.id = ANY($3::uuid[])))
+        AND (SELECT count(*) FROM keys) >= 0
+      ORDER BY id FOR NO KEY UPDATE
     )
-    SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys`
+    SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys,
+      (SELECT count(*) FROM leases) AS leases`
 }
 
 const leaseColumns = `l.id::text, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing,
@@ -157,11 +170,6 @@ const settleHead = `WITH input AS (
       WHERE r.id = m.id AND r.id = ANY (ARRAY(SELECT id FROM input)) AND NOT m.recreated
       RETURNING r.id
     ),
-    lease_locks AS MATERIALIZED (
-      SELECT l.id FROM ledger_leases l
-      WHERE l.id = ANY (ARRAY(SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL))
-      ORDER BY l.id FOR NO KEY UPDATE
-    ),
     released AS (
       UPDATE ledger_leases l SET credit_micros = l.credit_micros - d.credit_cost,
         credit_held = l.credit_held - d.credit_hold,
@@ -174,8 +182,7 @@ const settleHead = `WITH input AS (
           sum(CASE WHEN hold_credit THEN hold_micros ELSE 0 END) AS credit_hold, sum(cost) AS cost,
           sum(hold_micros) AS hold_micros, sum(LEAST(tokens, hold_tokens)) AS token_use, sum(hold_tokens) AS hold_tokens
         FROM moves WHERE held AND lease_id IS NOT NULL GROUP BY lease_id) d
-      JOIN lease_locks k ON k.id = d.lease_id
-      WHERE l.id = d.lease_id
+      WHERE l.id = d.lease_id AND l.id = ANY (ARRAY(SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL))
       RETURNING ${leaseColumns}
     ),`
 
@@ -253,7 +260,7 @@ export const settlementWith = (
       const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
       return Effect.map(
         inOneTransaction(pool, [
-          { statement: lockAccounts, values: [organizations, keys] },
+          { statement: lockAccounts, values: [organizations, keys, batch.map((input) => input.id)] },
           { statement: settleStatement, values: [runs, calls, usage.id, usage.description, now.toISOString()] }
         ]),
         ([, rows]) => {
