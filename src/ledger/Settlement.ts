@@ -91,7 +91,9 @@ const final = (column: string, value: string) =>
 // takes `json_to_recordset` for 100 rows, and below some 20,000 runs its generic plan for a join with that many
 // hashed sequential scans of `runs` instead, several times slower than the index. That holds for the final UPDATE
 // of the runs too: joined only to the batch, its plan on a young table is a sequential scan of `runs` that takes
-// most of the statement's time for a batch of one run (docs/ledger.md).
+// most of the statement's time for a batch of one run (docs/ledger.md). A run to store again is one `locked` did not
+// find (its row, found by id, is read once): should its row exist under another organization, the insert's conflict
+// skips it.
 // The settlement statement around its quota and credit parts (`settleStatementOf`).
 const settleHead = `WITH input AS (
       SELECT * FROM json_to_recordset($1::json) AS i(id uuid, org text, state text, output json, output_digest text,
@@ -121,8 +123,7 @@ const settleHead = `WITH input AS (
       FROM input i
       LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
           sum(cost_micros) AS cost FROM calls GROUP BY run_id) t ON t.run_id = i.id
-      WHERE i.recreate
-        AND i.id <> ALL (ARRAY(SELECT x.id FROM runs x WHERE x.id = ANY (ARRAY(SELECT id FROM input WHERE recreate))))
+      WHERE i.recreate AND i.id NOT IN (SELECT id FROM locked)
       ON CONFLICT DO NOTHING
       RETURNING id, organization_id, period, hold_credit, key_id, created_at
     ),
