@@ -57,7 +57,11 @@ export interface BatchResult {
  * re-evaluates it for a row updated meanwhile (an EvalPlanQual recheck, which starts every node of the statement's
  * plan again; a lease is updated by this process's admission batches too, without the account's lock). A run's
  * lease is read by its primary key alone (`lease_id` is null once it no longer holds): a condition on `held` would let
- * the planner read every run holding through a partial index instead.
+ * the planner read every run holding through a partial index instead. It also sets the transaction's
+ * `plan_cache_mode` to `force_generic_plan` (as `inTransaction` does when it opens a ledger transaction; a function
+ * call, which `SET LOCAL` outside `BEGIN` is not): the settlement statement is bound after it and runs on its
+ * generic plan from its first execution on a connection. Left to choose, PostgreSQL plans the statement for its
+ * values at each of its first five executions on every connection of the main pool, at several milliseconds each.
  */
 const lockAccounts: Statement = {
   name: "ledger_settle_lock",
@@ -76,7 +80,7 @@ const lockAccounts: Statement = {
       ORDER BY id FOR NO KEY UPDATE
     )
     SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys,
-      (SELECT count(*) FROM leases) AS leases`
+      (SELECT count(*) FROM leases) AS leases, set_config('plan_cache_mode', 'force_generic_plan', true) AS plans`
 }
 
 const leaseColumns = `l.id::text, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing,
