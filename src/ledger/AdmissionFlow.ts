@@ -13,7 +13,7 @@ import { uuidFromHex, uuidv7Hex } from "../ids/Ids.js"
 import { admitExact, type PendingRun } from "./Admission.js"
 import type { Needs, Reservation } from "./Escrow.js"
 import type { Completion } from "./Completion.js"
-import { type FastOutcome, undoRaced } from "./FastAdmission.js"
+import { type FastOutcome, ownerOf } from "./FastAdmission.js"
 import { type AdmissionError, type AdmissionOutcome, type AdmissionRequest, type LedgerParts } from "./LedgerParts.js"
 import { periodOf } from "./QuotaLedger.js"
 import { refusal } from "./Refusals.js"
@@ -82,7 +82,7 @@ const afterFastWith = (parts: LedgerParts, exact: ReturnType<typeof exactWith>) 
     }
     const existing = outcome._tag === "KeyUsed"
       ? outcome.existing
-      : yield* Effect.catch(undoRaced(pools.asyncCommit, { run, reservation }), unavailableOrDie)
+      : yield* Effect.catch(ownerOf(pools.asyncCommit, run), unavailableOrDie)
     if (existing !== undefined && existing.input_digest === run.inputDigest) return { _tag: "Replayed", run: existing } as const
     // Another body under the key is a conflict only once the quota is known to cover the run (429 comes first),
     // which a slice that may have been revoked cannot tell: the exact way decides.

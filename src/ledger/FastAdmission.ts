@@ -1,9 +1,10 @@
 /**
  * Admission's fast way: runs whose holds this process's slices covered (Escrow) are stored `pending` in one statement
- * per batch, with an asynchronous commit, which also adds their holds to their leases only if each lease still covers
- * them (another process may have reclaimed it) and finds the idempotency keys already used, so a key owning a run is
- * answered without being charged; runs of keys with limits join keyed batches, which lock their keys first and check
- * each run against its key. A run the batch could not store goes the exact way (Admission.ts).
+ * per batch, after the batch's locks and with an asynchronous commit. The statement stores the runs of each lease only
+ * if the lease still covers them (another process may have reclaimed it), adds the holds of the runs it stored to
+ * their leases, and reads the run owning each key its insert found used, so a key owning a run is answered without
+ * being charged; runs of keys with limits join keyed batches, which lock their keys first and check each run against
+ * its key. A run the batch could not store goes the exact way (Admission.ts).
  */
 import type { SqlError } from "effect/sql/SqlError"
 import { Effect } from "effect"
@@ -12,6 +13,7 @@ import { existingStatement, type PendingRun } from "./Admission.js"
 import type { LeaseRow, Reservation } from "./Escrow.js"
 import { keyPositionSql } from "./KeyAccounts.js"
 import { query, type Statement, transaction } from "../db/LedgerSql.js"
+import { inOneTransaction, stepsInTransaction } from "../db/OneRoundTrip.js"
 import { runColumns, type RunRow, runRowOfJson } from "./RunRecord.js"
 
 /** What the fast way did with one run of a batch. */
@@ -22,6 +24,29 @@ export type FastOutcome =
   | { readonly _tag: "Raced" }
   | { readonly _tag: "KeyLimited" }
 
+/**
+ * The batch's locks, before its statement: the rows of its runs' keys in share mode, in key order, then its leases, in
+ * lease id order (keys before leases, as every path takes them). The leases' step waits for the keys' (its condition
+ * reads them first), so the order holds whichever step PostgreSQL starts with. The statement after it starts with a
+ * snapshot taken once every lock is held, so it reads and updates the leases as their last holder committed them:
+ * none of its rows has changed since its snapshot, and PostgreSQL never re-evaluates it for a row updated meanwhile
+ * (an EvalPlanQual recheck, which starts every node of the statement's plan again).
+ */
+const lockStatement: Statement = {
+  name: "ledger_admit_lock",
+  text: `WITH keys AS MATERIALIZED (
+      SELECT key_id FROM key_accounts WHERE key_id = ANY($1::text[]) ORDER BY key_id FOR KEY SHARE
+    ),
+    leases AS MATERIALIZED (
+      SELECT id FROM ledger_leases WHERE id = ANY($2::uuid[]) AND (SELECT count(*) FROM keys) >= 0
+      ORDER BY id FOR NO KEY UPDATE
+    )
+    SELECT (SELECT count(*) FROM keys) AS keys, (SELECT count(*) FROM leases) AS leases`
+}
+
+// A run is stored when its lease covers the holds of the batch's runs of that lease; the insert's conflict on the
+// idempotency key (the unique index, never a planner's choice of index) tells a key already used, and only such a
+// run's owner is read. The lease then gains the holds of the runs stored, and only theirs.
 const fastStatement: Statement = {
   name: "ledger_admit_fast",
   text: `WITH req AS (
@@ -29,22 +54,10 @@ const fastStatement: Statement = {
         digest text, period date, hold_micros bigint, hold_tokens bigint, deadline_at timestamptz,
         created_at timestamptz, lease uuid, credit bigint, spend bigint, tokens bigint, key_id text)
     ),
-    keys AS MATERIALIZED (
+    keys AS (
       SELECT k.key_id, (k.spend_limit_micros IS NOT NULL OR k.token_limit IS NOT NULL
           OR k.runs_per_minute IS NOT NULL) AS limited
       FROM key_accounts k WHERE k.key_id = ANY (ARRAY(SELECT key_id FROM req))
-      ORDER BY k.key_id FOR KEY SHARE
-    ),
-    existing AS (
-      SELECT r.i, row_to_json(x) AS run FROM req r
-      CROSS JOIN LATERAL (
-        SELECT ${runColumns} FROM runs
-        WHERE runs.organization_id = r.org AND runs.origin = r.origin AND runs.idempotency_key = r.key
-        LIMIT 1
-      ) x
-    ),
-    candidates AS (
-      SELECT * FROM req r WHERE i NOT IN (SELECT i FROM existing)
     ),
     key_position AS MATERIALIZED (
       SELECT ${keyPositionSql("$4::timestamptz")}
@@ -54,7 +67,7 @@ const fastStatement: Statement = {
       SELECT c.i, p.key_id, p.bucket, p.spend_settled + p.spend_held + sum(c.hold_micros) OVER w AS spend,
         p.spend_limit, p.tokens_settled + p.tokens_held + sum(c.hold_tokens) OVER w AS tokens, p.token_limit,
         count(*) OVER w AS runs
-      FROM candidates c JOIN key_position p ON p.key_id = c.key_id
+      FROM req c JOIN key_position p ON p.key_id = c.key_id
       WINDOW w AS (PARTITION BY c.key_id ORDER BY c.i)
     ),
     key_fits AS (
@@ -63,7 +76,7 @@ const fastStatement: Statement = {
         AND (bucket IS NULL OR bucket >= runs)
     ),
     fresh AS (
-      SELECT * FROM candidates r
+      SELECT * FROM req r
       WHERE NOT EXISTS (SELECT 1 FROM keys k WHERE k.key_id = r.key_id AND k.limited)
         OR i IN (SELECT i FROM key_fits)
     ),
@@ -71,27 +84,42 @@ const fastStatement: Statement = {
       SELECT lease, period, sum(credit) AS credit, sum(spend) AS spend, sum(tokens) AS tokens FROM fresh
       GROUP BY lease, period
     ),
-    lease_locks AS MATERIALIZED (
-      SELECT l.id FROM ledger_leases l WHERE l.id = ANY (ARRAY(SELECT lease FROM need)) ORDER BY l.id FOR NO KEY UPDATE
-    ),
-    leased AS (
-      UPDATE ledger_leases l SET credit_held = l.credit_held + n.credit, spend_held = l.spend_held + n.spend,
-        tokens_held = l.tokens_held + n.tokens, version = l.version + 1
-      FROM need n JOIN lease_locks k ON k.id = n.lease
-      WHERE l.id = n.lease AND l.period = n.period AND l.holder = $2 AND NOT l.revoked
+    covering AS (
+      SELECT l.id, l.period, l.billing FROM ledger_leases l JOIN need n ON n.lease = l.id
+      WHERE l.id = ANY (ARRAY(SELECT lease FROM need)) AND l.period = n.period AND l.holder = $2 AND NOT l.revoked
         AND l.credit_held + n.credit <= l.credit_micros AND l.spend_held + n.spend <= l.spend_micros
         AND l.tokens_held + n.tokens <= l.tokens
-      RETURNING l.id, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing, l.spend_limited,
-        l.tokens_limited, l.revoked, l.credit_micros, l.spend_micros, l.tokens, l.version
     ),
     stored AS (
       INSERT INTO runs (id, organization_id, origin, idempotency_key, kind, state, input_digest, period, hold_micros,
         hold_tokens, hold_credit, held, deadline_at, created_at, holder, lease_id, key_id)
       SELECT f.id, f.org, f.origin, f.key, f.kind, 'pending', f.digest, f.period, f.hold_micros, f.hold_tokens,
         l.billing, true, f.deadline_at, f.created_at, $2, f.lease, f.key_id
-      FROM fresh f JOIN leased l ON l.id = f.lease
+      FROM fresh f JOIN covering l ON l.id = f.lease AND l.period = f.period
       ON CONFLICT DO NOTHING
       RETURNING id, key_id
+    ),
+    taken AS (
+      SELECT f.lease, sum(f.credit) AS credit, sum(f.spend) AS spend, sum(f.tokens) AS tokens
+      FROM fresh f WHERE f.id IN (SELECT id FROM stored)
+      GROUP BY f.lease
+    ),
+    leased AS (
+      UPDATE ledger_leases l SET credit_held = l.credit_held + t.credit, spend_held = l.spend_held + t.spend,
+        tokens_held = l.tokens_held + t.tokens, version = l.version + 1
+      FROM taken t
+      WHERE l.id = t.lease AND l.id = ANY (ARRAY(SELECT lease FROM taken))
+      RETURNING l.id, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing, l.spend_limited,
+        l.tokens_limited, l.revoked, l.credit_micros, l.spend_micros, l.tokens, l.version
+    ),
+    existing AS (
+      SELECT f.i, row_to_json(x) AS run FROM fresh f
+      CROSS JOIN LATERAL (
+        SELECT ${runColumns} FROM runs
+        WHERE runs.organization_id = f.org AND runs.origin = f.origin AND runs.idempotency_key = f.key
+        LIMIT 1
+      ) x
+      WHERE f.lease IN (SELECT id FROM covering) AND f.id NOT IN (SELECT id FROM stored)
     ),
     bucket_taken AS (
       UPDATE key_accounts k SET bucket_tokens = p.bucket - t.runs, bucket_at = $4::timestamptz
@@ -101,13 +129,8 @@ const fastStatement: Statement = {
     SELECT (SELECT json_agg(json_build_object('i', i, 'run', run)) FROM existing) AS existing,
       (SELECT json_agg(id) FROM stored) AS stored,
       (SELECT json_agg(leased) FROM leased) AS leases,
+      (SELECT json_agg(id) FROM covering) AS covered,
       (SELECT json_agg(key_id) FROM keys WHERE limited) AS limited`
-}
-
-const compensateStatement: Statement = {
-  name: "ledger_admit_compensate",
-  text: `UPDATE ledger_leases SET credit_held = credit_held - $2, spend_held = spend_held - $3,
-      tokens_held = tokens_held - $4, version = version + 1 WHERE id = $1::uuid`
 }
 
 /** One run of a fast batch: the run and the reservation its slice gave it. */
@@ -125,20 +148,26 @@ interface FastRow {
   readonly existing: ReadonlyArray<{ i: number; run: Record<string, any> }> | null
   readonly stored: ReadonlyArray<string> | null
   readonly leases: ReadonlyArray<LeaseRow> | null
+  readonly covered: ReadonlyArray<string> | null
   readonly limited: ReadonlyArray<string> | null
 }
 
 /**
- * The fast statement on its own (no key with limits in the batch), or, for a batch of runs of keys with limits, in
- * a transaction that first locks those keys' rows in key order (each key's lock, as on the exact way): the
- * statement, taking a new snapshot after the locks, then reads every earlier admission of those keys committed and
- * checks each run against its key's limits, the runs of one key counted in batch order.
+ * The batch's locks and the fast statement, in one transaction: in one round trip (db/OneRoundTrip.ts) when the
+ * batch holds no key with limits, or, for a batch of runs of keys with limits, after locking those keys' rows in key
+ * order (each key's lock, as on the exact way): the statement, taking a new snapshot after the locks, then reads
+ * every earlier admission of those keys committed and checks each run against its key's limits, the runs of one key
+ * counted in batch order.
  */
-const runFast = (pool: pg.Pool, values: ReadonlyArray<unknown>, limitedKeys: ReadonlyArray<string>) =>
-  limitedKeys.length === 0
-    ? query<FastRow>(pool, fastStatement, values)
-    : transaction(pool, (client) =>
-      Effect.andThen(query(client, lockKeys, [limitedKeys]), query<FastRow>(client, fastStatement, values)))
+const runFast = (pool: pg.Pool, locks: ReadonlyArray<unknown>, values: ReadonlyArray<unknown>, limitedKeys: ReadonlyArray<string>) => {
+  const steps = [{ statement: lockStatement, values: locks }, { statement: fastStatement, values }]
+  return Effect.map(
+    limitedKeys.length === 0
+      ? inOneTransaction(pool, steps)
+      : transaction(pool, (client) => Effect.andThen(query(client, lockKeys, [limitedKeys]), stepsInTransaction(client, steps))),
+    (results) => results[1]![0] as FastRow | undefined
+  )
+}
 
 /**
  * Stores a batch of runs the slices covered, in one statement; returns each run's outcome (in batch order) and the
@@ -172,31 +201,29 @@ export const storeFast = (
       key_id: run.keyId
     })))
     const keys = [...new Set(limitedKeys)].sort()
-    const [row] = yield* runFast(pool, [payload, holder, keys, new Date().toISOString()], keys)
+    const locks = [
+      [...new Set(batch.flatMap(({ run }) => (run.keyId === null ? [] : [run.keyId])))],
+      [...new Set(batch.map(({ reservation }) => reservation.leaseId))]
+    ]
+    const row = yield* runFast(pool, locks, [payload, holder, keys, new Date().toISOString()], keys)
     const existing = new Map((row?.existing ?? []).map((entry) => [entry.i, runRowOfJson(entry.run)]))
     const stored = new Set(row?.stored ?? [])
     const leases = row?.leases ?? []
-    const leased = new Set(leases.map((lease) => lease.id))
+    const covered = new Set(row?.covered ?? [])
     const limited = new Set(row?.limited ?? [])
     const outcomes = batch.map(({ reservation, run }, i): FastOutcome => {
       const used = existing.get(i)
       if (used !== undefined) return { _tag: "KeyUsed", existing: used }
       if (stored.has(run.id)) return { _tag: "Stored" }
       if (run.keyId !== null && limited.has(run.keyId)) return { _tag: "KeyLimited" }
-      return leased.has(reservation.leaseId) ? { _tag: "Raced" } : { _tag: "LeaseShort" }
+      return covered.has(reservation.leaseId) ? { _tag: "Raced" } : { _tag: "LeaseShort" }
     })
     return { outcomes, leases }
   })
 
 /**
- * A run's key was taken between the batch's look-up and its insert (another process stored it at that moment): its
- * holds go back to the lease, and the run that owns the key is read.
+ * The run that owns a key a batch found taken though no run it could see owned it (another process stored it at
+ * that moment, or an earlier run of the same batch): nothing was held for the run, whose owner is read now.
  */
-export const undoRaced = (pool: pg.Pool, request: FastRequest): Effect.Effect<RunRow | undefined, SqlError> =>
-  Effect.gen(function*() {
-    const { reservation, run } = request
-    yield* query(pool, compensateStatement, [reservation.leaseId, reservation.credit, reservation.spend, reservation.tokens])
-    const [existing] = yield* query<RunRow>(pool, existingStatement, [run.organizationId, run.origin, run.idempotencyKey])
-    return existing
-  })
-
+export const ownerOf = (pool: pg.Pool, run: PendingRun): Effect.Effect<RunRow | undefined, SqlError> =>
+  Effect.map(query<RunRow>(pool, existingStatement, [run.organizationId, run.origin, run.idempotencyKey]), ([owner]) => owner)

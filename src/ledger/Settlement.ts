@@ -50,8 +50,18 @@ export interface BatchResult {
 
 /**
  * The batch's locks, before its statement: its organizations' accounts in organization order, then its keys' rows
- * in key order (before any lease, as admission's keyed batches lock keys before leases). The keys' step waits for
- * the accounts' (its condition reads them first), so the order holds whichever step PostgreSQL starts with.
+ * in key order (before any lease, as admission's keyed batches lock keys before leases), then the leases its runs
+ * still hold against, in lease id order. Each step waits for the one before it (its condition reads it first), so the
+ * order holds whichever step PostgreSQL starts with. The statement after it starts with a snapshot taken once every
+ * lock is held, so it reads and updates those rows as their last holder committed them: PostgreSQL never
+ * re-evaluates it for a row updated meanwhile (an EvalPlanQual recheck, which starts every node of the statement's
+ * plan again; a lease is updated by this process's admission batches too, without the account's lock). A run's
+ * lease is read by its primary key alone (`lease_id` is null once it no longer holds): a condition on `held` would let
+ * the planner read every run holding through a partial index instead. It also sets the transaction's
+ * `plan_cache_mode` to `force_generic_plan` (as `inTransaction` does when it opens a ledger transaction; a function
+ * call, which `SET LOCAL` outside `BEGIN` is not): the settlement statement is bound after it and runs on its
+ * generic plan from its first execution on a connection. Left to choose, PostgreSQL plans the statement for its
+ * values at each of its first five executions on every connection of the main pool, at several milliseconds each.
  */
 const lockAccounts: Statement = {
   name: "ledger_settle_lock",
@@ -62,8 +72,15 @@ const lockAccounts: Statement = {
     keys AS MATERIALIZED (
       SELECT key_id FROM key_accounts WHERE key_id = ANY($2::text[]) AND (SELECT count(*) FROM accounts) >= 0
       ORDER BY key_id FOR NO KEY UPDATE
+    ),
+    leases AS MATERIALIZED (
+      SELECT id FROM ledger_leases
+      WHERE id = ANY (ARRAY(SELECT r.lease_id FROM runs r WHERE r.id = ANY($3::uuid[])))
+        AND (SELECT count(*) FROM keys) >= 0
+      ORDER BY id FOR NO KEY UPDATE
     )
-    SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys`
+    SELECT (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM keys) AS keys,
+      (SELECT count(*) FROM leases) AS leases, set_config('plan_cache_mode', 'force_generic_plan', true) AS plans`
 }
 
 const leaseColumns = `l.id::text, l.organization_id, to_char(l.period, 'YYYY-MM-DD') AS period, l.billing,
@@ -78,7 +95,9 @@ const final = (column: string, value: string) =>
 // takes `json_to_recordset` for 100 rows, and below some 20,000 runs its generic plan for a join with that many
 // hashed sequential scans of `runs` instead, several times slower than the index. That holds for the final UPDATE
 // of the runs too: joined only to the batch, its plan on a young table is a sequential scan of `runs` that takes
-// most of the statement's time for a batch of one run (docs/ledger.md).
+// most of the statement's time for a batch of one run (docs/ledger.md). A run to store again is one `locked` did not
+// find (its row, found by id, is read once): should its row exist under another organization, the insert's conflict
+// skips it.
 // The settlement statement around its quota and credit parts (`settleStatementOf`).
 const settleHead = `WITH input AS (
       SELECT * FROM json_to_recordset($1::json) AS i(id uuid, org text, state text, output json, output_digest text,
@@ -108,8 +127,7 @@ const settleHead = `WITH input AS (
       FROM input i
       LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
           sum(cost_micros) AS cost FROM calls GROUP BY run_id) t ON t.run_id = i.id
-      WHERE i.recreate
-        AND i.id <> ALL (ARRAY(SELECT x.id FROM runs x WHERE x.id = ANY (ARRAY(SELECT id FROM input WHERE recreate))))
+      WHERE i.recreate AND i.id NOT IN (SELECT id FROM locked)
       ON CONFLICT DO NOTHING
       RETURNING id, organization_id, period, hold_credit, key_id, created_at
     ),
@@ -157,11 +175,6 @@ const settleHead = `WITH input AS (
       WHERE r.id = m.id AND r.id = ANY (ARRAY(SELECT id FROM input)) AND NOT m.recreated
       RETURNING r.id
     ),
-    lease_locks AS MATERIALIZED (
-      SELECT l.id FROM ledger_leases l
-      WHERE l.id = ANY (ARRAY(SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL))
-      ORDER BY l.id FOR NO KEY UPDATE
-    ),
     released AS (
       UPDATE ledger_leases l SET credit_micros = l.credit_micros - d.credit_cost,
         credit_held = l.credit_held - d.credit_hold,
@@ -174,8 +187,7 @@ const settleHead = `WITH input AS (
           sum(CASE WHEN hold_credit THEN hold_micros ELSE 0 END) AS credit_hold, sum(cost) AS cost,
           sum(hold_micros) AS hold_micros, sum(LEAST(tokens, hold_tokens)) AS token_use, sum(hold_tokens) AS hold_tokens
         FROM moves WHERE held AND lease_id IS NOT NULL GROUP BY lease_id) d
-      JOIN lease_locks k ON k.id = d.lease_id
-      WHERE l.id = d.lease_id
+      WHERE l.id = d.lease_id AND l.id = ANY (ARRAY(SELECT lease_id FROM moves WHERE held AND lease_id IS NOT NULL))
       RETURNING ${leaseColumns}
     ),`
 
@@ -253,7 +265,7 @@ export const settlementWith = (
       const calls = JSON.stringify(batch.flatMap((input) => ledgerRows(input.end.calls)))
       return Effect.map(
         inOneTransaction(pool, [
-          { statement: lockAccounts, values: [organizations, keys] },
+          { statement: lockAccounts, values: [organizations, keys, batch.map((input) => input.id)] },
           { statement: settleStatement, values: [runs, calls, usage.id, usage.description, now.toISOString()] }
         ]),
         ([, rows]) => {

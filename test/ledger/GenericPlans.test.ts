@@ -1,10 +1,11 @@
 /**
  * The ledger's statements run on their generic plans from the first execution: admission's on the `asyncCommit`
  * pool (src/db/PgPool.ts, the pool's `plan_cache_mode`), the lease grants' in transactions that set it
- * (src/db/LedgerSql.ts). PostgreSQL's own count of the plans each session made (`pg_prepared_statements`) shows
- * no custom plan of `ledger_admit_fast` or `ledger_position`. Left to choose, it planned them again at each
- * execution (custom plans; at least the first five of every session). PostgreSQL only: the embedded database runs no
- * named statements.
+ * (src/db/LedgerSql.ts), settlement's after its lock statement, which sets it (src/ledger/Settlement.ts).
+ * PostgreSQL's own count of the plans each session made (`pg_prepared_statements`) shows no custom plan of
+ * `ledger_admit_fast`, `ledger_position` or `ledger_settle`. Left to choose, it planned them again at each execution
+ * (custom plans; at least the first five of every session). PostgreSQL only: the embedded database runs no named
+ * statements.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -44,7 +45,7 @@ const plansOf = (pool: pg.Pool, statement: string) =>
 
 layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 seconds" })("admission's plans", (it) => {
   describe.skipIf(databaseMode() !== "postgres")("generic plans (PostgreSQL)", () => {
-    it.effect("admission's batch statement and the grants' position read are never planned for their values", () =>
+    it.effect("admission's batch statement, the grants' position read and settlement's statement are never planned for their values", () =>
       Effect.gen(function*() {
         const { asyncCommit, main } = yield* PgPools
         const organization = yield* seedOrganization({ billing: true })
@@ -63,6 +64,10 @@ layer(TestServerWithUpstreamLive(), { excludeTestServices: true, timeout: "60 se
         const positions = yield* plansOf(main, "ledger_position")
         assert.isAtLeast(positions.generic, 1, "the organization's slice was granted and topped up")
         assert.strictEqual(positions.custom, 0, `custom plans made: ${positions.custom}`)
+        // Settlement's statement, bound after its locks in one round trip on the main pool (src/ledger/Settlement.ts).
+        const settlements = yield* plansOf(main, "ledger_settle")
+        assert.isAtLeast(settlements.generic, 1, "the runs settled on the main pool")
+        assert.strictEqual(settlements.custom, 0, `custom plans made: ${settlements.custom}`)
       }))
   })
 })
