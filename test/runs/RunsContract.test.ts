@@ -118,21 +118,27 @@ layer(TestServerWithConsoleLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServ
       }))
   })
 
+  /** An organization with credit and one run admitted under a fresh key, its deadline `deadlineMs` away. */
+  const admittedRun = (deadlineMs: number) =>
+    Effect.gen(function*() {
+      const organization = yield* seedOrganization({ billing: true })
+      yield* grantCredit(organization.organizationId, 20_000)
+      const key = freshKey()
+      const admitted = yield* (yield* RunLedger).admit(
+        oneQuestionAdmission(organization.organizationId, key, Date.now() + deadlineMs)
+      )
+      assert.strictEqual(admitted._tag, "Admitted")
+      return { organization, key, runId: admitted._tag === "Admitted" ? admitted.run.pending.id : "" }
+    })
+
   describe("the sweeper", () => {
     it.effect("releases the holds of a run whose process stopped beating, before its deadline; the run stays pending", () =>
       Effect.gen(function*() {
-        const organization = yield* seedOrganization({ billing: true })
-        yield* grantCredit(organization.organizationId, 20_000)
-        const key = freshKey()
-        const admitted = yield* (yield* RunLedger).admit(
-          oneQuestionAdmission(organization.organizationId, key, Date.now() + 120_000)
-        )
-        assert.strictEqual(admitted._tag, "Admitted")
+        const { organization, key, runId } = yield* admittedRun(120_000)
         const blocked = yield* postRun(organization.secret, oneQuestion({ state: "another" }))
         assert.strictEqual(codeOf(blocked), "insufficient_credits", "the abandoned run still holds the credit")
         yield* untilSteady
         assert.strictEqual(yield* sweepOnce, 0, "not while its process beats")
-        const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
         yield* handToDeadHolder([runId])
         yield* sweptUntilReleased([runId])
         const replay = yield* postRun(organization.secret, oneQuestion(), key)
@@ -145,32 +151,19 @@ layer(TestServerWithConsoleLive({ ledgerLeaseTtlSeconds: 2 }), { excludeTestServ
 
     it.effect("a run admitted before holders existed is released a minute after its deadline", () =>
       Effect.gen(function*() {
-        const organization = yield* seedOrganization({ billing: true })
-        yield* grantCredit(organization.organizationId, 20_000)
-        const key = freshKey()
-        const admitted = yield* (yield* RunLedger).admit(
-          oneQuestionAdmission(organization.organizationId, key, Date.now() + 1_000)
-        )
-        assert.strictEqual(admitted._tag, "Admitted")
+        const { organization, key, runId } = yield* admittedRun(1_000)
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE runs SET holder = NULL WHERE organization_id = ${organization.organizationId}`
         assert.strictEqual(yield* sweepOnce, 0, "not before its deadline plus the margin")
         yield* sql`UPDATE runs SET deadline_at = now() - interval '61 seconds' WHERE organization_id = ${organization.organizationId}`
-        yield* sweptUntilReleased([admitted._tag === "Admitted" ? admitted.run.pending.id : ""])
+        yield* sweptUntilReleased([runId])
         assert.strictEqual((yield* postRun(organization.secret, oneQuestion(), key)).status, 202)
         yield* assertMoneyInvariants
       }))
 
     it.effect("a run whose holder row is gone is released a minute after its deadline", () =>
       Effect.gen(function*() {
-        const organization = yield* seedOrganization({ billing: true })
-        yield* grantCredit(organization.organizationId, 20_000)
-        const key = freshKey()
-        const admitted = yield* (yield* RunLedger).admit(
-          oneQuestionAdmission(organization.organizationId, key, Date.now() + 1_000)
-        )
-        assert.strictEqual(admitted._tag, "Admitted")
-        const runId = admitted._tag === "Admitted" ? admitted.run.pending.id : ""
+        const { organization, key, runId } = yield* admittedRun(1_000)
         const sql = yield* SqlClient.SqlClient
         // A holder id no `ledger_holders` row has: the row was forgotten while the run was being admitted.
         yield* sql`UPDATE runs SET holder = 'h_forgotten' WHERE id = ${runId}::uuid`
