@@ -73,10 +73,11 @@ const CYRILLIC_FUNCTION_WORDS = "и в не на что с по как это я
  */
 export const LANGUAGE_MARKERS: ReadonlySet<string> = (() => {
   const english = new Set(FUNCTION_WORDS[0]![1].split(" "))
-  const alsoEnglish = new Set(["die", "hat", "ben", "hoe", "den", "var", "men", "top", "sen", "son", "me", "a", "i", "be", "in", "on", "an", "is", "so", "no", "do", "to", "war", "will", "also", "am", "or", "over", "bitte"])
+  // Function words of other languages that are English words too, and "bitte", which stays a feature as "please" does.
+  const kept = new Set(["die", "hat", "ben", "hoe", "den", "var", "sen", "bitte"])
   const markers = new Set<string>()
   for (const [, words] of FUNCTION_WORDS.slice(1)) {
-    for (const word of words.split(" ")) if (!english.has(word) && !alsoEnglish.has(word)) markers.add(word)
+    for (const word of words.split(" ")) if (!english.has(word) && !kept.has(word)) markers.add(word)
   }
   for (const word of CYRILLIC_FUNCTION_WORDS.split(" ")) markers.add(word)
   return markers

@@ -99,7 +99,7 @@ const STEM_CHARS = 5
  * The stem of a long word: inflected and derived forms share it ("zusammenfassen", "zusammenfassung";
  * "summarize", "summarizing"; "функция", "функции"), so a task is recognized in the forms training did not see.
  */
-const stemOf = (word: string): string | null => (word.length >= STEM_MIN_CHARS && word !== "#" ? `p:${word.slice(0, STEM_CHARS)}` : null)
+const stemOf = (word: string): string | null => (word.length >= STEM_MIN_CHARS ? `p:${word.slice(0, STEM_CHARS)}` : null)
 
 /** A task this long is a paste with a request around it: its edge classes also count as `s:long:<class>`. */
 const LONG_CHARS = 1500
