@@ -63,3 +63,14 @@ const locate = (value: unknown): string | undefined => {
 
 /** The first unstorable text in a parsed JSON value, as `<where> <reason>`, or undefined when all of it is storable. */
 export const unstorableIn = (value: unknown): string | undefined => (allStorable(value) ? undefined : locate(value))
+
+/** A JSON escape that decodes to NUL or to a surrogate (a pair of them may be well formed: the walk decides). */
+const SuspectEscape = /\\u(?:0000|[dD][89a-fA-F])/
+
+/**
+ * The first unstorable text in the value parsed from a JSON text, as `unstorableIn` says. JSON.parse makes an
+ * unstorable string only of an unstorable character in the text itself or of an escape decoding to NUL or a surrogate,
+ * so a text with neither, found by native scans of the text, skips the walk over the value.
+ */
+export const unstorableInJson = (text: string, value: unknown): string | undefined =>
+  unstorableReason(text) === undefined && !SuspectEscape.test(text) ? undefined : unstorableIn(value)

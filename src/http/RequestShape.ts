@@ -15,7 +15,7 @@ import { JsonRequestShape, PlainRequestShape } from "../../schema/Boundary.js"
 import { isJsonContentType, parseJsonBody } from "./JsonBody.js"
 import { badBody, badQuery, type BodyRejection, CurrentStyle, notJson, tooLarge, wrongContentType } from "./Rejection.js"
 import { checkScope } from "../auth/Scopes.js"
-import { unstorableIn } from "../db/StorableText.js"
+import { unstorableIn, unstorableInJson } from "../db/StorableText.js"
 import type { EndpointInfo, RouteTable } from "./RouteTable.js"
 import { NoRouteAvailable } from "../../schema/Errors.js"
 import { ShedMessage, ShedRetryAfterSeconds, takeOnceRead } from "./ShedOnceRead.js"
@@ -145,7 +145,7 @@ const checkPayloadText = (text: string, style: RejectionStyle): Exit.Exit<JsonPa
   const body = parseJsonBody(text)
   if (body._tag === "Malformed") return Exit.fail(notJson(style, body.detail))
   if (body._tag === "TooDeep") return Exit.fail(badBody(style, body.detail))
-  const unstorable = unstorableIn(body.value)
+  const unstorable = unstorableInJson(text, body.value)
   if (unstorable !== undefined) return Exit.fail(badBody(style, `${unstorable}, which cannot be stored`))
   return Exit.succeed({ text, value: body.value })
 }

@@ -3,10 +3,10 @@
  * unevaluated, content and core vocabularies (and the legacy `definitions`/`dependencies` the meta-schema still
  * describes) hold. It measures how deep they nest, counts the schema nodes (the root and every value in a schema
  * position, objects and booleans alike, as the meta-schema validates each) and the patterns (`pattern` values and
- * `patternProperties` names), and stops at the first one past its bound, so its work is bounded by the bounds, not by
- * the document (beyond listing the names of a wide map it enters). Values that are not schemas (`enum`, `const`,
- * `default`, `examples`, unknown keywords) are never entered: nothing of the check recurses into them, and the request
- * body's own nesting limit bounds them. It also gathers each resource's base URI (`$id`), its anchors, and every
+ * `patternProperties` names), and stops at the first one past its bound, so its work is bounded by the bounds and by
+ * the keys of the objects it enters (each looked at once), never by the rest of the document. Values that are not
+ * schemas (`enum`, `const`, `default`, `examples`, unknown keywords) are never entered: nothing of the check recurses
+ * into them, and the request body's own nesting limit bounds them. It also gathers each resource's base URI (`$id`), its anchors, and every
  * `$ref` and `$dynamicRef`, which must then resolve inside the document (`unresolvedReference`), found without
  * compiling it: against its base URI (RFC 3986), the part before the fragment names the document or one of its `$id`
  * resources, and the fragment is empty, a JSON Pointer (RFC 6901) that lands on a schema from that resource's root, or
@@ -14,26 +14,27 @@
  */
 import { Predicate } from "effect"
 
-/** Keywords whose value is one subschema. */
-const SchemaKeywords = [
-  "items",
-  "contains",
-  "additionalProperties",
-  "propertyNames",
-  "if",
-  "then",
-  "else",
-  "not",
-  "unevaluatedItems",
-  "unevaluatedProperties",
-  "contentSchema"
-] as const
-
-/** Keywords whose value is an array of subschemas. */
-const SchemaArrayKeywords = ["prefixItems", "allOf", "anyOf", "oneOf"] as const
-
-/** Keywords whose value maps names to subschemas (`dependencies` values may also be string arrays, skipped). */
-const SchemaMapKeywords = ["properties", "patternProperties", "dependentSchemas", "$defs", "definitions", "dependencies"] as const
+/** How a keyword holds subschemas: one (1), an array of them (2), or a map of names to them (3). */
+const SchemaPositions: ReadonlyMap<string, 1 | 2 | 3> = new Map([
+  ...[
+    "items",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "not",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema"
+  ].map((keyword) => [keyword, 1] as const),
+  ...["prefixItems", "allOf", "anyOf", "oneOf"].map((keyword) => [keyword, 2] as const),
+  // `dependencies` values may also be string arrays, which are skipped.
+  ...["properties", "patternProperties", "dependentSchemas", "$defs", "definitions", "dependencies"].map((keyword) =>
+    [keyword, 3] as const
+  )
+])
 
 /** The base URI of a document without `$id`; relative references resolve against it. */
 export const DocumentBase = "arbiter-verdict:/schema"
@@ -74,23 +75,23 @@ export const quoted = (text: string): string => JSON.stringify(text.length > 64 
 const has = (record: Record<string, unknown>, key: string): boolean => Object.hasOwn(record, key)
 
 /**
- * Hands over the values a schema object holds in schema positions, in no particular order, each with the levels of
+ * Hands over the values a schema object holds in schema positions, in the order of its keys, each with the levels of
  * objects and arrays it lies below the object (1 under a keyword, 2 inside a keyword's array or map), until `into`
- * says stop.
+ * says stop. It looks at the object's own keys once each, so its work is the object's size, not the keyword list's.
  */
 const subschemas = (node: Record<string, unknown>, into: (child: unknown, levels: number) => boolean): boolean => {
-  for (const keyword of SchemaKeywords) {
-    if (has(node, keyword) && !into(node[keyword], 1)) return false
-  }
-  for (const keyword of SchemaArrayKeywords) {
-    const value = has(node, keyword) ? node[keyword] : undefined
-    if (!Array.isArray(value)) continue
-    for (const child of value) if (!into(child, 2)) return false
-  }
-  for (const keyword of SchemaMapKeywords) {
-    const value = has(node, keyword) ? node[keyword] : undefined
-    if (!Predicate.isObject(value)) continue
-    for (const name in value) if (has(value, name) && !into(value[name], 2)) return false
+  for (const keyword of Object.keys(node)) {
+    const position = SchemaPositions.get(keyword)
+    if (position === undefined) continue
+    const value = node[keyword]
+    if (position === 1) {
+      if (!into(value, 1)) return false
+    } else if (position === 2) {
+      if (!Array.isArray(value)) continue
+      for (const child of value) if (!into(child, 2)) return false
+    } else if (Predicate.isObject(value)) {
+      for (const name of Object.keys(value)) if (!into((value as Record<string, unknown>)[name], 2)) return false
+    }
   }
   return true
 }
@@ -195,22 +196,34 @@ const evaluatePointer = (root: unknown, pointer: string): unknown => {
 
 const isSchema = (value: unknown): boolean => typeof value === "boolean" || Predicate.isObject(value)
 
+/**
+ * A reference that is only a fragment of characters URL parsing neither drops, escapes nor decodes: it names its own
+ * base resource, and the fragment is its text after `#`, so it resolves without building a URL.
+ */
+const PlainFragment = /^#[A-Za-z0-9_$.~\/-]*$/
+
 /** Whether `ref`, resolved against `base`, lands on a schema of the document. */
 const resolves = (index: SchemaIndex, ref: string, base: string): boolean => {
-  let url: URL
+  let resource: string
   let fragment: string
-  try {
-    url = new URL(ref, base)
-    fragment = decodeURIComponent(url.hash.slice(1))
-  } catch {
-    return false
+  if (PlainFragment.test(ref)) {
+    resource = base
+    fragment = ref.slice(1)
+  } else {
+    try {
+      const url = new URL(ref, base)
+      fragment = decodeURIComponent(url.hash.slice(1))
+      url.hash = ""
+      resource = url.href
+    } catch {
+      return false
+    }
   }
-  url.hash = ""
-  const resource = index.resources.get(url.href)
-  if (resource === undefined) return false
+  const root = index.resources.get(resource)
+  if (root === undefined) return false
   if (fragment === "") return true
-  if (fragment.startsWith("/")) return isSchema(evaluatePointer(resource, fragment))
-  return index.anchors.has(`${url.href}#${fragment}`)
+  if (fragment.startsWith("/")) return isSchema(evaluatePointer(root, fragment))
+  return index.anchors.has(`${resource}#${fragment}`)
 }
 
 /** Undefined when every reference of the document resolves inside it, else which one does not. */

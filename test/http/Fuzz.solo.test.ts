@@ -97,17 +97,19 @@ const snapshot = (organizationId: string) =>
     ))
 
 /**
- * The prober's own thread: every 25 ms it asks both servers for `/healthz` at the same instant over kept-alive
- * connections and records, for each, the answer's time, how long the server's main thread ran on a core meanwhile
- * and how long it waited for one it was ready to run on (`/proc/<pid>/task/<pid>/schedstat`, Linux; null where it
- * cannot be read). On a message it posts the samples and stops. Its event loop does nothing else, so a busy test
- * thread (generating and checking the hostile requests) never delays the timing of an answer.
+ * The prober's own thread: every 25 ms it asks both servers for `/healthz` at the same instant, each over a kept-alive
+ * connection of its own, and records, for each, the answer's time, how long the server's main thread ran on a core
+ * meanwhile and how long it waited for one it was ready to run on (`/proc/<pid>/task/<pid>/schedstat`, Linux; null
+ * where it cannot be read). The server's counters are read right before the request is written to the socket, in the
+ * same synchronous step (a plain socket, not an HTTP client that writes a tick later), so the window never holds the
+ * server's work from before the request could reach it, and again as soon as the answer is whole (its headers and
+ * `Content-Length` bytes, or its last chunk). On a message it posts the samples and stops. Its event loop does
+ * nothing else, so a busy test thread (generating and checking the hostile requests) never delays the timing.
  */
 const ProberSource = `
 const { parentPort, workerData } = require("node:worker_threads")
 const { readFileSync } = require("node:fs")
-const http = require("node:http")
-const agent = new http.Agent({ keepAlive: true, maxSockets: 2 })
+const net = require("node:net")
 const schedstat = (pid) => {
   try {
     const [ran, waited] = readFileSync("/proc/" + pid + "/task/" + pid + "/schedstat", "utf8").split(" ")
@@ -116,29 +118,66 @@ const schedstat = (pid) => {
     return null
   }
 }
-// A probe under way when the prober stops fails as its agent is destroyed: it no longer counts. A kept-alive socket
-// the server closed as the request went out fails with ECONNRESET, Node's documented race of reused sockets: the
-// probe is sent again (a server that is down fails it too).
+/** Whether an answer's text is whole: its header block, then its Content-Length bytes or its last chunk. */
+const whole = (text) => {
+  const head = text.indexOf("\\r\\n\\r\\n")
+  if (head < 0) return false
+  const length = /\\r\\ncontent-length: *(\\d+)/i.exec(text.slice(0, head))
+  return length !== null ? text.length >= head + 4 + Number(length[1]) : text.endsWith("\\r\\n0\\r\\n\\r\\n")
+}
+const sockets = new Map()
+const connected = (url) => {
+  const known = sockets.get(url)
+  if (known !== undefined && !known.destroyed) return known
+  const { hostname, port } = new URL(url)
+  const socket = net.connect({ host: hostname, port: Number(port), noDelay: true })
+  socket.ready = new Promise((resolve, reject) => {
+    socket.once("connect", resolve)
+    socket.once("error", reject)
+  })
+  // An error on an open connection closes it, and the probe under way answers to the close.
+  socket.on("error", () => {})
+  sockets.set(url, socket)
+  return socket
+}
+// A probe under way when the prober stops ends as its socket is destroyed: it no longer counts. A kept-alive
+// connection the server closed before anything was answered is opened again and the probe sent again (a server that
+// is down fails it).
 let stopped = false
-const timed = (target) => new Promise((resolve, reject) => {
+const timed = async (target) => {
   const { url, pid } = target
-  const started = performance.now()
-  const before = schedstat(pid)
-  const request = http.get(url, { agent }, (response) => {
-    response.resume()
-    response.on("end", () => {
+  const socket = connected(url)
+  await socket.ready
+  return new Promise((resolve, reject) => {
+    let text = ""
+    let started = 0
+    let before = null
+    const done = () => {
+      socket.off("data", onData)
+      socket.off("close", onClose)
+    }
+    const onData = (chunk) => {
+      text += chunk.toString("latin1")
+      if (!whole(text)) return
       const ms = performance.now() - started
       const after = schedstat(pid)
+      done()
       const known = before !== null && after !== null
-      resolve({ ms, ran: known ? after.ran - before.ran : null, queued: known ? after.waited - before.waited : 0 })
-    })
+      resolve({ ms, at: performance.timeOrigin + started, ran: known ? after.ran - before.ran : null, queued: known ? after.waited - before.waited : 0 })
+    }
+    const onClose = () => {
+      done()
+      if (stopped) resolve(null)
+      else if (text === "") timed(target).then(resolve, reject)
+      else reject(new Error(url + " closed the connection mid-answer"))
+    }
+    socket.on("data", onData)
+    socket.once("close", onClose)
+    before = schedstat(pid)
+    started = performance.now()
+    socket.write("GET " + new URL(url).pathname + " HTTP/1.1\\r\\nhost: " + new URL(url).host + "\\r\\n\\r\\n")
   })
-  request.on("error", (error) => {
-    if (stopped) resolve(null)
-    else if (request.reusedSocket && error.code === "ECONNRESET") timed(target).then(resolve, reject)
-    else reject(error)
-  })
-})
+}
 const samples = []
 const tick = async () => {
   if (stopped) return
@@ -148,7 +187,7 @@ const tick = async () => {
 }
 parentPort.once("message", () => {
   stopped = true
-  agent.destroy()
+  for (const socket of sockets.values()) socket.destroy()
   parentPort.postMessage(samples)
 })
 tick()
@@ -202,6 +241,7 @@ const probeHealth = <A, E, R>(during: Effect.Effect<A, E, R>) =>
         })
       ])
     )
+    require("node:fs").writeFileSync("/work/main/.scratch/probes.log", samples.map(([s]) => `${(s as any).at.toFixed(1)} ${s.ms.toFixed(1)} ${s.ran?.toFixed(1)} ${s.queued.toFixed(1)} 0`).join("\n"))
     const own = (probe: Probe) => probe.ms - probe.queued
     return {
       result,

@@ -8,9 +8,10 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import fc from "fast-check"
 import { isDataError } from "../../src/db/Unavailable.js"
 import { toSqlError } from "../../src/db/SqlErrors.js"
-import { unstorableIn } from "../../src/db/StorableText.js"
+import { unstorableIn, unstorableInJson } from "../../src/db/StorableText.js"
 import { call, codeOf } from "../support/Api.js"
 import { freshKey, oneQuestion, postRun } from "../support/Runs.js"
 import { seedOrganization } from "../support/Seed.js"
@@ -34,6 +35,21 @@ describe("StorableText and data errors", () => {
     assert.include(unstorableIn({ a: [{ b: "x\u0000y" }] })!, "a[0].b contains a NUL")
     assert.include(unstorableIn(JSON.parse('{"criteria":{"\\ud800":null}}'))!, "a field name under criteria contains a lone")
     assert.include(unstorableIn(JSON.parse('["\\udc00"]'))!, "[0] contains a lone UTF-16 surrogate")
+  })
+
+  it("reads a JSON text's parsed value as the walk does, whatever its escapes, skipping the walk only for plain text", () => {
+    // Strings of escapes and characters near the unstorable ones: NUL, each surrogate half alone, in a pair, reversed,
+    // after an escaped backslash, in either case.
+    const piece = fc.constantFrom(
+      "a", "\\u0000", "\\u0001", "\\ud800", "\\uDBFF", "\\udc00", "\\uDFFF", "\\ud83d\\ude00", "\\ude00\\ud83d",
+      "\\\\u0000", "\\\\ud800", "\\uE000", "\\u00e9", "😀", "\\n", "\\\\"
+    )
+    const jsonString = fc.array(piece, { maxLength: 6 }).map((pieces) => `"${pieces.join("")}"`)
+    const document = fc.tuple(jsonString, jsonString, jsonString).map(([key, value, item]) => `{${key}:{"k":[${value},${item}]}}`)
+    fc.assert(fc.property(document, (text) => {
+      const value = JSON.parse(text)
+      assert.strictEqual(unstorableInJson(text, value), unstorableIn(value), text)
+    }), { numRuns: 2_000, seed: 20261129 })
   })
 
   it("a refused statement is a data error; a lost connection or a timeout is not", () => {
