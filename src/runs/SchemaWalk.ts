@@ -7,10 +7,10 @@
  * the keys of the objects it enters (each looked at once), never by the rest of the document. Values that are not
  * schemas (`enum`, `const`, `default`, `examples`, unknown keywords) are never entered: nothing of the check recurses
  * into them, and the request body's own nesting limit bounds them. It also gathers each resource's base URI (`$id`),
- * its anchors, and every `$ref` and `$dynamicRef`, which must then resolve inside the document
- * (`unresolvedReference`), found without compiling it: against its base URI (RFC 3986), the part before the fragment names the document or one of its `$id`
- * resources, and the fragment is empty, a JSON Pointer (RFC 6901) that lands on a schema from that resource's root, or
- * one of its anchors. Nothing is fetched; each reference is resolved once, never followed further.
+ * its anchors, and every `$ref` and `$dynamicRef`, which must then resolve inside the document (`unresolvedReference`),
+ * found without compiling it: against its base URI (RFC 3986), the part before the fragment names the document or one
+ * of its `$id` resources, and the fragment is empty, a JSON Pointer (RFC 6901) that lands on a schema from that
+ * resource's root, or one of its anchors. Nothing is fetched; each reference is resolved once, never followed further.
  */
 import { Predicate } from "effect"
 
