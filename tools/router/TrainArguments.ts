@@ -37,9 +37,10 @@ export const SANITY_PATH = shippedFile("data", "router-classifier-sanity.jsonl")
  * later batches of written prompts, so they flatter the classifier. Sets 7, 8 and 9 were written by the hand that wrote
  * the training prompts, their misses never read. Set 10 was written by another hand that never saw a training prompt
  * or the classifier (half of it in nine languages other than English, with hard cases by design); it was classified
- * once with the weights before the fifth batch, and its misses were read, so it judges changes since. Sets 11, 12 and
- * 13, by three more such hands in the shape of the router's hidden evaluation (mostly English and Japanese), are never
- * read: the estimate.
+ * once with the weights before the fifth batch, and its misses were read, so it judges changes since. Sets 11 to 14,
+ * by four more such hands in the shape of the router's hidden evaluation (mostly English and Japanese), are never
+ * read: the estimate. Set 14 was written after the seventh batch and decided nothing: no batch was kept or dropped by
+ * its figures.
  */
 export const EVALUATION_SETS: ReadonlyArray<EvaluationSet> = [
   heldOut("router-classifier-holdout.jsonl", "Hand-written held-out set 1 (never trained on)"),
@@ -55,6 +56,7 @@ export const EVALUATION_SETS: ReadonlyArray<EvaluationSet> = [
   heldOut("router-classifier-holdout-11.jsonl", "Held-out set 11 (another hand, never trained on, misses never read: the estimate)", true),
   heldOut("router-classifier-holdout-12.jsonl", "Held-out set 12 (another hand, never trained on, misses never read: the estimate)", true),
   heldOut("router-classifier-holdout-13.jsonl", "Held-out set 13 (another hand, never trained on, misses never read: the estimate)", true),
+  heldOut("router-classifier-holdout-14.jsonl", "Held-out set 14 (another hand, never trained on, misses never read: the estimate)", true),
   { path: SANITY_PATH, title: "Hand-written sanity set (never trained on)", blind: false }
 ]
 
