@@ -1,11 +1,12 @@
 /**
- * The features of a prompt, as names: lower-cased words (`w:`, less the function words of languages other than
- * English, which mark the language, not the task), word pairs (`b:`), the stems of long words (`p:`),
- * character pairs of unspaced scripts and of Hangul (`c:`), numbers as `#`; and signals (`s:`): intent classes anywhere and at the edges (`s:long:` for a long
- * paste), the request's verb, a long task's length, code, traces, SQL, math, tool schemas. The script and
- * language are detected for the facets and the language rule (`LanguageRule.ts`) but are not features: the task
- * decides the family in any language. Line counts, question marks and short lengths only feed the rules (`structure`): in the corpus they mark a
- * dataset's layout, not a task. Training and inference share this one function, so they cannot drift apart.
+ * The features of a prompt, as names: lower-cased words (`w:`, less the function words of languages other than English,
+ * which mark the language, not the task), word pairs (`b:`), the stems of long words (`p:`), character pairs of
+ * unspaced scripts and of Hangul (`c:`), numbers as `#`; and signals (`s:`): intent classes anywhere and at the edges
+ * (`s:long:` for a long paste), the request's verb, a long task's length, code, traces, SQL, math, tool schemas. The
+ * script and language are detected for the facets and the language rule (`LanguageRule.ts`) but are not features: the
+ * task decides the family in any language. Line counts, question marks and short lengths only feed the rules
+ * (`structure`): in the corpus they mark a dataset's layout, not a task. Training and inference share this one
+ * function, so they cannot drift apart.
  */
 import { intentClasses } from "./IntentLexicon.js"
 import { LANGUAGE_MARKERS, languageSignals, type LanguageSignals } from "./LanguageSignals.js"
